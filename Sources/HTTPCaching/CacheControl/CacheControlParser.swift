@@ -1,0 +1,103 @@
+/// Splits `Cache-Control` field values into directives (RFC 9111 §5.2), tolerating garbage.
+///
+/// Commas inside quoted strings do not split directives (`extension="max-age=3600, x"` is one
+/// directive); empty list elements are skipped (RFC 9110 §5.6.1); a malformed element becomes a
+/// directive with ``CacheDirective/isWellFormed`` false instead of being dropped, so that the
+/// caller can read it conservatively.
+enum CacheControlParser {
+    static func parse(_ values: [String]) -> [CacheDirective] {
+        var directives: [CacheDirective] = []
+        for value in values {
+            for element in splitList(value) {
+                if let directive = parseElement(element) {
+                    directives.append(directive)
+                }
+            }
+        }
+        return directives
+    }
+
+    /// Splits a comma-separated list, keeping quoted strings (with backslash escapes) intact.
+    static func splitList(_ value: String) -> [Substring] {
+        var elements: [Substring] = []
+        var start = value.startIndex
+        var index = value.startIndex
+        var inQuotes = false
+        while index < value.endIndex {
+            let character = value[index]
+            if inQuotes {
+                if character == "\\" {
+                    index = value.index(after: index)
+                    if index == value.endIndex { break }
+                } else if character == "\"" {
+                    inQuotes = false
+                }
+            } else if character == "\"" {
+                inQuotes = true
+            } else if character == "," {
+                elements.append(value[start..<index])
+                start = value.index(after: index)
+            }
+            index = value.index(after: index)
+        }
+        elements.append(value[start..<value.endIndex])
+        return elements
+    }
+
+    static func parseElement(_ raw: Substring) -> CacheDirective? {
+        let element = raw.trimmingHTTPWhitespace()
+        guard !element.isEmpty else { return nil }
+        guard let equals = element.firstIndex(of: "=") else {
+            return CacheDirective(name: String(element), isWellFormed: element.allSatisfy(\.isHTTPTokenCharacter))
+        }
+        let name = element[element.startIndex..<equals]
+        let rawArgument = element[element.index(after: equals)...]
+        let nameIsToken = !name.isEmpty && name.allSatisfy(\.isHTTPTokenCharacter)
+        if rawArgument.first == "\"" {
+            let (text, closed, trailing) = unquote(rawArgument)
+            return CacheDirective(
+                name: String(name), argument: text, isQuoted: true,
+                isWellFormed: nameIsToken && closed && trailing.isEmpty)
+        }
+        let argumentIsToken = !rawArgument.isEmpty && rawArgument.allSatisfy(\.isHTTPTokenCharacter)
+        return CacheDirective(
+            name: String(name), argument: String(rawArgument), isQuoted: false,
+            isWellFormed: nameIsToken && argumentIsToken)
+    }
+
+    /// RFC 9110 §5.6.4 quoted-string: returns the text, whether the closing quote was found, and
+    /// whatever followed it.
+    static func unquote(_ quoted: Substring) -> (String, closed: Bool, trailing: Substring) {
+        var text = ""
+        var index = quoted.index(after: quoted.startIndex)
+        while index < quoted.endIndex {
+            let character = quoted[index]
+            if character == "\\" {
+                index = quoted.index(after: index)
+                guard index < quoted.endIndex else { break }
+                text.append(quoted[index])
+            } else if character == "\"" {
+                return (text, true, quoted[quoted.index(after: index)...])
+            } else {
+                text.append(character)
+            }
+            index = quoted.index(after: index)
+        }
+        return (text, false, quoted[quoted.endIndex...])
+    }
+}
+
+extension StringProtocol {
+    /// Removes RFC 9110 §5.6.3 optional whitespace (SP / HTAB) at both ends.
+    func trimmingHTTPWhitespace() -> SubSequence {
+        var start = startIndex
+        var end = endIndex
+        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
+        while end > start {
+            let previous = index(before: end)
+            guard self[previous] == " " || self[previous] == "\t" else { break }
+            end = previous
+        }
+        return self[start..<end]
+    }
+}

@@ -1,0 +1,57 @@
+import HTTPTypes
+
+/// Which header fields travel, which are stored, and which belong to one connection only.
+public enum MessageFields {
+    /// RFC 9110 §7.6.1: fields that describe one connection and never travel further.
+    public static let hopByHop: Set<HTTPField.Name> = [
+        .connection, .keepAlive, .proxyConnection, .te, .transferEncoding, .upgrade, .trailer,
+    ]
+
+    /// Fields a cache never stores (RFC 9111 §3.1): hop-by-hop fields and those aimed at one proxy.
+    public static let neverStored: Set<HTTPField.Name> = hopByHop.union([
+        .proxyAuthenticate, .proxyAuthenticationInfo, .proxyAuthorization,
+    ])
+
+    /// The field names listed in `Connection` (RFC 9110 §7.6.1), which are hop-by-hop too.
+    public static func connectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
+        var names: Set<HTTPField.Name> = []
+        for value in fields[values: .connection] {
+            for token in value.split(separator: ",") {
+                if let name = HTTPField.Name(String(token.trimmingHTTPWhitespace())) {
+                    names.insert(name)
+                }
+            }
+        }
+        return names
+    }
+
+    /// `fields` without hop-by-hop fields and without those listed in `Connection`, for
+    /// forwarding a message (RFC 9110 §7.6.1).
+    public static func removingHopByHop(_ fields: HTTPFields) -> HTTPFields {
+        let excluded = hopByHop.union(connectionListed(in: fields))
+        return fields.filtering { !excluded.contains($0.name) }
+    }
+
+    /// `fields` without hop-by-hop fields and proxy-specific ones, for storage (RFC 9111 §3.1).
+    public static func removingUnstorable(_ fields: HTTPFields) -> HTTPFields {
+        let excluded = neverStored.union(connectionListed(in: fields))
+        return fields.filtering { !excluded.contains($0.name) }
+    }
+}
+
+extension HTTPFields {
+    /// The fields for which `isIncluded` returns true, in order.
+    func filtering(_ isIncluded: (HTTPField) -> Bool) -> HTTPFields {
+        var result = HTTPFields()
+        result.reserveCapacity(count)
+        for field in self where isIncluded(field) { result.append(field) }
+        return result
+    }
+
+    /// The values of `name` split into list members (RFC 9110 §5.6.1), trimmed, empty ones skipped.
+    func listMembers(_ name: HTTPField.Name) -> [Substring] {
+        self[values: name].flatMap { value in
+            value.split(separator: ",").map { $0.trimmingHTTPWhitespace() }.filter { !$0.isEmpty }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CacheRules {
+    /// Decides whether `stored` can answer `request` at `now` (RFC 9111 §4, §4.2.4, §5.2;
+    /// RFC 5861; RFC 8246).
+    ///
+    /// In order: only GET and HEAD are answered from a stored GET (or HEAD from HEAD); `Vary` must
+    /// match; `no-cache` in the response or the request forces validation; a fresh response is
+    /// used unless the request's `max-age` (ignored for `immutable`) or `min-fresh` asks for
+    /// fresher; a stale one is used under `max-stale`, `stale-while-revalidate` or disconnected
+    /// operation unless `must-revalidate` (or, in a shared cache, `proxy-revalidate` or
+    /// `s-maxage`) forbids it; otherwise it is validated. `only-if-cached` turns "validate" into
+    /// "504".
+    public func reuse(
+        _ stored: StoredResponse, for request: HTTPRequest, now: Date,
+        conditions: ReuseConditions = .connected
+    ) -> ReuseDecision {
+        let freshness = freshness(of: stored)
+        let ageSeconds = Self.wholeSeconds(age(of: stored, now: now).currentAge)
+        let staleness = ageSeconds - freshness.lifetime
+        var decision = ReuseDecision(
+            action: .fetch, freshness: freshness, age: ageSeconds, staleness: staleness,
+            mayServeStaleOnError: false, reasons: [])
+
+        guard request.method == .get || request.method == .head,
+            stored.request.method == request.method || stored.request.method != .head
+        else {
+            decision.reasons = ["a stored \(stored.request.method.rawValue) response cannot answer \(request.method.rawValue)"]
+            return decision
+        }
+        guard variantMatches(stored, request: request) else {
+            decision.reasons = ["Vary: the request's \(VarySpecifier(stored.response.headerFields).names.map(\.rawName).joined(separator: ", ")) differ from the stored request's (RFC 9111 §4.1)"]
+            return decision
+        }
+
+        let response = directives(for: stored.response).cacheControl
+        let requestCC = directives(for: request)
+        let forbidsStale = response.mustRevalidate
+            || (kind.shared && (response.proxyRevalidate || response.sharedMaxAge != nil))
+        let requiresValidation = response.noCache == .all
+        decision.reasons.append(Self.describeAge(freshness: freshness, age: ageSeconds, staleness: staleness))
+        decision.mayServeStaleOnError = !forbidsStale && !requiresValidation
+            && staleIfErrorAllows(staleness: staleness, response: response, request: requestCC, conditions: conditions)
+
+        if requiresValidation {
+            return finish(&decision, .validate, "the response says no-cache: validate before every use (RFC 9111 §5.2.2.4)", requestCC)
+        }
+        if requestCC.noCache != nil {
+            return finish(&decision, .validate, "the request says no-cache (RFC 9111 §5.2.1.4)", requestCC)
+        }
+        if staleness < 0 {
+            if let maxAge = requestCC.maxAge, ageSeconds > (maxAge.seconds ?? 0) {
+                if response.immutable {
+                    decision.reasons.append("immutable: the request's max-age does not force validation while fresh (RFC 8246)")
+                } else {
+                    return finish(&decision, .validate, "older than the request's max-age=\(maxAge.seconds.map(String.init) ?? "invalid") (RFC 9111 §5.2.1.1)", requestCC)
+                }
+            }
+            if let minFresh = requestCC.minFresh, -staleness < (minFresh.seconds ?? Int.max) {
+                return finish(&decision, .validate, "fresh for less than the request's min-fresh (RFC 9111 §5.2.1.3)", requestCC)
+            }
+            decision.action = .useFresh
+            return decision
+        }
+
+        if forbidsStale {
+            let rule = response.mustRevalidate ? "must-revalidate (RFC 9111 §5.2.2.2)"
+                : response.proxyRevalidate ? "proxy-revalidate in a shared cache (RFC 9111 §5.2.2.8)"
+                : "s-maxage in a shared cache (RFC 9111 §5.2.2.10)"
+            return finish(&decision, .validate, "stale and \(rule) forbids serving it unvalidated", requestCC)
+        }
+        if let maxStale = requestCC.maxStale, maxStale == .unlimited || staleness <= (maxStale.seconds ?? -1) {
+            decision.reasons.append("the request's max-stale accepts it (RFC 9111 §5.2.1.2)")
+            decision.action = .useStale(.maxStale)
+            return decision
+        }
+        if let window = response.staleWhileRevalidate?.seconds, staleness < window,
+            requestCC.maxAge == nil, requestCC.minFresh == nil
+        {
+            decision.reasons.append("within stale-while-revalidate=\(window): serve and revalidate in the background (RFC 5861 §3)")
+            decision.action = .useStale(.staleWhileRevalidate)
+            return decision
+        }
+        if !conditions.originReachable {
+            if staleness <= conditions.maxStaleWhenDisconnected ?? Int.max {
+                decision.reasons.append("the origin is unreachable: serving stale (RFC 9111 §4.2.4)")
+                decision.action = .useStale(.disconnected)
+                return decision
+            }
+            decision.reasons.append("the origin is unreachable but the response is staler than the \(conditions.maxStaleWhenDisconnected ?? 0) s allowed offline")
+        }
+        return finish(&decision, .validate, "validate with the origin before use (RFC 9111 §4.3)", requestCC)
+    }
+
+    private func finish(
+        _ decision: inout ReuseDecision, _ action: ReuseDecision.Action, _ reason: String, _ request: CacheControl
+    ) -> ReuseDecision {
+        decision.reasons.append(reason)
+        if request.onlyIfCached {
+            decision.action = .gatewayTimeout
+            decision.reasons.append("only-if-cached: answer 504 instead of contacting the origin (RFC 9111 §5.2.1.7)")
+        } else {
+            decision.action = action
+        }
+        return decision
+    }
+
+    private func staleIfErrorAllows(
+        staleness: Int, response: CacheControl, request: CacheControl, conditions: ReuseConditions
+    ) -> Bool {
+        for window in [response.staleIfError, request.staleIfError] {
+            if let seconds = window?.seconds, staleness <= seconds { return true }
+        }
+        if !conditions.originReachable {
+            return staleness <= conditions.maxStaleWhenDisconnected ?? Int.max
+        }
+        return false
+    }
+
+    static func wholeSeconds(_ interval: TimeInterval) -> Int {
+        guard interval.isFinite, interval > 0 else { return 0 }
+        return interval >= Double(DeltaSeconds.maximum) ? DeltaSeconds.maximum : Int(interval)
+    }
+
+    static func describeAge(freshness: Freshness, age: Int, staleness: Int) -> String {
+        staleness < 0
+            ? "fresh for \(-staleness) s more (\(freshness), age \(age) s)"
+            : "stale by \(staleness) s (\(freshness), age \(age) s)"
+    }
+}
