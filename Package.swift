@@ -6,12 +6,15 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
+        .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
         .executable(name: "webcache", targets: ["webcache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -19,6 +22,15 @@ let package = Package(
             dependencies: [
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ]
+        ),
+        .target(
+            name: "WebCacheStore",
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .executableTarget(
@@ -37,6 +49,10 @@ let package = Package(
         .testTarget(
             name: "HTTPCachingTests",
             dependencies: ["HTTPCaching", "WebCacheTestSupport"]
+        ),
+        .testTarget(
+            name: "WebCacheStoreTests",
+            dependencies: ["WebCacheStore", "HTTPCaching", "WebCacheTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,154 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Streams one response body into the store: small bodies are buffered and go inline in the
+/// index, larger ones into a temporary file that is renamed into place only by ``commit()``.
+///
+/// A body that grows past ``CacheStore/Configuration/maximumEntrySize`` is dropped quietly —
+/// ``isAbandoned`` turns true, later writes are ignored and ``commit()`` returns `nil` — so the
+/// caller can keep serving it without storing it. An I/O failure (a full disk) throws, removes
+/// the temporary file and leaves every earlier entry untouched. A writer dropped without
+/// ``commit()`` cleans up after itself.
+///
+/// A writer belongs to one task at a time.
+public final class BodyWriter {
+    private let store: CacheStore
+    private let entry: NewEntry
+    private let key: CacheKey
+    private let varyKey: String
+    private var buffer = Data()
+    private var fd: Int32 = -1
+    private var fileName: String?
+    private var crc = CRC32()
+    private var closed = false
+
+    /// Bytes written so far.
+    public private(set) var size = 0
+    /// Whether the body grew past the store's maximum entry size and will not be stored.
+    public private(set) var isAbandoned = false
+
+    init(store: CacheStore, entry: NewEntry, key: CacheKey, varyKey: String) {
+        self.store = store
+        self.entry = entry
+        self.key = key
+        self.varyKey = varyKey
+    }
+
+    deinit {
+        discardFile()
+    }
+
+    /// Appends bytes to the body.
+    public func write(_ bytes: some DataProtocol) throws {
+        if let contiguous = bytes.withContiguousStorageIfAvailable({ $0 }) {
+            try write(UnsafeRawBufferPointer(contiguous))
+        } else {
+            try Data(bytes).withUnsafeBytes { try write($0) }
+        }
+    }
+
+    /// Appends bytes to the body.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard !closed else { throw StoreError(.closed, "the body writer for \(key) is already closed") }
+        guard !isAbandoned, !bytes.isEmpty else { return }
+        let configuration = store.configuration
+        guard size + bytes.count <= configuration.maximumEntrySize else {
+            abandon()
+            return
+        }
+        do {
+            try configuration.writeFault?(size)
+            if fd < 0 && buffer.count + bytes.count <= configuration.inlineBodyLimit {
+                buffer.append(contentsOf: bytes)
+            } else {
+                if fd < 0 { try openFile() }
+                try POSIX.writeAll(fd, bytes, path: fileName ?? "")
+            }
+        } catch {
+            fail()
+            throw error as? StoreError ?? StoreError(.ioFailure, "could not write the body of \(key)", cause: error)
+        }
+        crc.update(bytes)
+        size += bytes.count
+    }
+
+    /// Stores the entry: renames the body into place and records it in the index, replacing an
+    /// earlier entry with the same key and variant. Returns `nil` when the body was abandoned
+    /// for its size.
+    @discardableResult
+    public func commit() throws -> CacheEntry? {
+        guard !closed else { throw StoreError(.closed, "the body writer for \(key) is already closed") }
+        closed = true
+        if isAbandoned { return nil }
+        let body: BodyLocation
+        if let name = fileName {
+            POSIX.closeFile(fd)
+            fd = -1
+            do {
+                try POSIX.moveFile(store.files.temporaryPath(for: name), store.files.path(name))
+            } catch {
+                discardFile()
+                throw error
+            }
+            body = .file(name: name, checksum: crc.value)
+        } else {
+            body = .data(buffer)
+        }
+        do {
+            let stored = try store.insert(entry, key: key, varyKey: varyKey, body: body, size: size)
+            fileName = nil  // the file now belongs to the index
+            return stored
+        } catch {
+            discardFile()
+            throw error
+        }
+    }
+
+    /// Drops the body; nothing is stored.
+    public func cancel() {
+        closed = true
+        discardFile()
+    }
+
+    private func openFile() throws {
+        let name = store.files.newName(key: key, varyKey: varyKey)
+        try store.files.prepareDirectories(for: name)
+        fd = try POSIX.createExclusive(store.files.temporaryPath(for: name))
+        fileName = name
+        if !buffer.isEmpty {
+            try buffer.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: name) }
+            buffer = Data()
+        }
+    }
+
+    private func abandon() {
+        isAbandoned = true
+        store.logger.debug("not storing \(key): its body passed \(store.configuration.maximumEntrySize) bytes")
+        discardFile()
+        buffer = Data()
+    }
+
+    private func fail() {
+        closed = true
+        discardFile()
+        buffer = Data()
+    }
+
+    private func discardFile() {
+        if fd >= 0 {
+            POSIX.closeFile(fd)
+            fd = -1
+        }
+        if let name = fileName {
+            POSIX.unlinkIfPresent(store.files.temporaryPath(for: name))
+            if closed && !isAbandoned {
+                // commit() failed after the rename: the body is in place but has no row.
+                POSIX.unlinkIfPresent(store.files.path(name))
+            }
+            fileName = nil
+        }
+    }
+}

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Thin, throwing wrappers over the POSIX calls the body files need.
+enum POSIX {
+    static func errorText(_ code: Int32 = errno) -> String {
+        String(cString: strerror(code))
+    }
+
+    static func openForReading(_ path: String) throws -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError(.ioFailure, "cannot open \(path): \(errorText())") }
+        return fd
+    }
+
+    static func createExclusive(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError(.ioFailure, "cannot create \(path): \(errorText())") }
+        return fd
+    }
+
+    static func size(of fd: Int32) throws -> Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError(.ioFailure, "cannot stat a body file: \(errorText())") }
+        return Int(info.st_size)
+    }
+
+    /// Reads up to `count` bytes into `buffer`; returns how many were read (0 at the end).
+    static func readChunk(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let result = read(fd, buffer.baseAddress, buffer.count)
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw StoreError(.ioFailure, "cannot read a body file: \(errorText())")
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let result = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw StoreError(.ioFailure, "cannot write \(path): \(errorText())")
+            }
+            offset += result
+        }
+    }
+
+    static func closeFile(_ fd: Int32) {
+        _ = close(fd)
+    }
+
+    static func moveFile(_ from: String, _ to: String) throws {
+        guard rename(from, to) == 0 else {
+            throw StoreError(.ioFailure, "cannot move \(from) into place: \(errorText())")
+        }
+    }
+
+    /// Removes a file; a file that is already gone is not an error.
+    static func unlinkIfPresent(_ path: String) {
+        _ = unlink(path)
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw StoreError(.ioFailure, "cannot create directory \(path): \(errorText())")
+        }
+    }
+
+    /// The names in a directory, without `.` and `..`; empty when it does not exist.
+    static func list(_ path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Takes an advisory lock on `fd`; `exclusive` and `wait` choose the kind.
+    static func lock(_ fd: Int32, exclusive: Bool, wait: Bool) -> Bool {
+        flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)) == 0
+    }
+}
+

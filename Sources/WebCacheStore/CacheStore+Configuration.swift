@@ -1,0 +1,70 @@
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CacheStore {
+    /// Where and how much a store keeps.
+    public struct Configuration: Sendable {
+        /// The directory that holds the index and the bodies; created when missing. Several
+        /// stores (namespaces) and several processes may share it.
+        public var directory: URL
+        /// The partition within the directory (e.g. one per account); wiping it leaves others.
+        public var namespace: String
+        /// Bytes of bodies kept in memory for hot entries; 0 turns the memory tier off.
+        public var memoryCapacity: Int
+        /// Bytes of bodies kept on disk. Past it, least recently used unpinned entries are
+        /// removed down to ``trimRatio`` of it in one pass. Pinned entries count but are never
+        /// evicted.
+        public var diskCapacity: Int
+        /// The largest body stored. A larger response is still served to its requester by the
+        /// caller, but it is not stored: the writer drops it as soon as it grows past this.
+        public var maximumEntrySize: Int
+        /// Bodies up to this size live inline in the SQLite index, larger ones in files.
+        public var inlineBodyLimit: Int
+        /// The fraction of ``diskCapacity`` eviction trims down to.
+        public var trimRatio: Double
+        /// The clock.
+        public var now: @Sendable () -> Date
+        /// Where warnings (recovery, I/O failures) go.
+        public var logger: Logger
+        /// Test hook: called before each body write with the bytes written so far; throwing
+        /// simulates a failing disk.
+        package var writeFault: (@Sendable (Int) throws -> Void)?
+
+        /// A configuration with capacities suited to an app: 32 MB in memory, 512 MB on disk,
+        /// bodies up to 64 MB, 16 KB inline.
+        public init(
+            directory: URL, namespace: String = "default",
+            memoryCapacity: Int = 32 << 20, diskCapacity: Int = 512 << 20,
+            maximumEntrySize: Int = 64 << 20, inlineBodyLimit: Int = 16 << 10, trimRatio: Double = 0.8,
+            now: @escaping @Sendable () -> Date = { Date() },
+            logger: Logger = Logger(label: "WebCacheStore")
+        ) {
+            self.directory = directory
+            self.namespace = namespace
+            self.memoryCapacity = memoryCapacity
+            self.diskCapacity = diskCapacity
+            self.maximumEntrySize = maximumEntrySize
+            self.inlineBodyLimit = inlineBodyLimit
+            self.trimRatio = trimRatio
+            self.now = now
+            self.logger = logger
+        }
+
+        func validate() throws {
+            guard memoryCapacity >= 0, diskCapacity >= 0, maximumEntrySize >= 0, inlineBodyLimit >= 0 else {
+                throw StoreError(.invalidConfiguration, "capacities must not be negative")
+            }
+            guard trimRatio > 0, trimRatio <= 1 else {
+                throw StoreError(.invalidConfiguration, "trimRatio must be in (0, 1], not \(trimRatio)")
+            }
+            guard !namespace.isEmpty, namespace.utf8.count <= 200 else {
+                throw StoreError(.invalidConfiguration, "a namespace must have 1 to 200 bytes")
+            }
+        }
+    }
+}

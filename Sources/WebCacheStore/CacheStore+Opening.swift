@@ -1,0 +1,87 @@
+import GRDB
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CacheStore {
+    /// Opens the index, migrating it; a file that is not a readable SQLite database is moved
+    /// aside (`index.sqlite.corrupt-<time>`) and replaced by an empty index.
+    static func openIndex(at path: String, logger: Logger) throws -> DatabasePool {
+        do {
+            return try makePool(at: path)
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            let aside = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))"
+            logger.warning("the cache index at \(path) is corrupt (\(error)); moving it to \(aside) and starting empty")
+            for suffix in ["", "-wal", "-shm"] {
+                do { try POSIX.moveFile(path + suffix, aside + suffix) } catch { POSIX.unlinkIfPresent(path + suffix) }
+            }
+            do {
+                return try makePool(at: path)
+            } catch {
+                throw StoreError(.databaseFailure, "could not create a new cache index at \(path)", cause: error)
+            }
+        } catch {
+            throw StoreError(.databaseFailure, "could not open the cache index at \(path)", cause: error)
+        }
+    }
+
+    private static func makePool(at path: String) throws -> DatabasePool {
+        var configuration = GRDB.Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // WAL with synchronous=NORMAL cannot corrupt the index; a power cut may lose the
+            // last writes, which recovery then reconciles with the body files.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try StoreSchema.migrator.migrate(pool)
+        // Reading the schema and a row proves the file is a database we can use.
+        _ = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM usage") }
+        return pool
+    }
+
+    /// Recovery for a process that has the directory to itself: removes half-written bodies
+    /// (temporary files), body files no row points to, and rows whose body file is missing.
+    static func sweep(pool: DatabasePool, files: BodyFiles, logger: Logger) throws {
+        let onDisk = files.allFiles()
+        var bodies = Set<String>()
+        var temporaries = 0
+        for name in onDisk {
+            if name.hasSuffix(BodyFiles.bodySuffix) {
+                bodies.insert(name)
+            } else {
+                POSIX.unlinkIfPresent(files.path(name))
+                temporaries += 1
+            }
+        }
+        let referenced = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, bodyFile FROM entry WHERE bodyFile IS NOT NULL")
+                .map { (id: $0["id"] as Int64, file: $0["bodyFile"] as String) }
+        }
+        let missing = referenced.filter { !bodies.contains($0.file) }.map(\.id)
+        if !missing.isEmpty {
+            try pool.write { db in
+                for chunk in missing.chunked(into: 500) {
+                    try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
+                }
+            }
+        }
+        let used = Set(referenced.map(\.file))
+        let orphans = bodies.subtracting(used)
+        for name in orphans { POSIX.unlinkIfPresent(files.path(name)) }
+        if temporaries + missing.count + orphans.count > 0 {
+            logger.warning(
+                "cache recovery: removed \(temporaries) half-written bodies, \(orphans.count) bodies without an entry, \(missing.count) entries without a body")
+        }
+    }
+}
+
+extension Array {
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

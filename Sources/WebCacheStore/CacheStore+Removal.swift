@@ -1,0 +1,124 @@
+import GRDB
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A row about to be removed: enough to delete its file and forget its key in memory.
+struct RemovedRow: FetchableRecord, Decodable, Sendable {
+    var id: Int64
+    var method: String
+    var url: String
+    var host: String
+    var bodyFile: String?
+
+    var key: CacheKey { CacheKey(storedMethod: method, url: url, host: host) }
+}
+
+extension CacheStore {
+    /// Removes one entry. Returns whether it was there.
+    @discardableResult
+    public func remove(_ entry: CacheEntry) throws -> Bool {
+        try removeRows(ids: [entry.id]) > 0
+    }
+
+    /// Removes every variant stored for `key`.
+    @discardableResult
+    public func remove(key: CacheKey) throws -> Int {
+        try removeWhere("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
+    }
+
+    /// Removes every entry for `url`, whatever the method.
+    @discardableResult
+    public func remove(url: URL) throws -> Int {
+        guard let key = CacheKey(url: url) else { return 0 }
+        return try removeWhere("url = ?", [key.url], what: "remove \(key.url)")
+    }
+
+    /// Removes every entry whose URL starts with `prefix` (e.g. `https://example.com/api/`).
+    @discardableResult
+    public func remove(urlPrefix prefix: String) throws -> Int {
+        try removeWhere("substr(url, 1, length(?)) = ?", [prefix, prefix], what: "remove entries under \(prefix)")
+    }
+
+    /// Removes every entry for `host` (compared without case).
+    @discardableResult
+    public func remove(host: String) throws -> Int {
+        try removeWhere("host = ?", [host.lowercased()], what: "remove entries for \(host)")
+    }
+
+    /// Removes every entry of `group`, pinned or not.
+    @discardableResult
+    public func remove(group: String) throws -> Int {
+        try removeWhere("groupName = ?", [group], what: "remove group \(group)")
+    }
+
+    /// Removes unpinned entries that are useless even as stale responses at `now` (their
+    /// ``CacheEntry/discardAfter`` has passed).
+    @discardableResult
+    public func removeExpired(now: Date) throws -> Int {
+        try removeWhere("pinned = 0 AND discardAfter IS NOT NULL AND discardAfter < ?", [now.timeIntervalSince1970], what: "purge expired entries")
+    }
+
+    /// Removes everything in this store's namespace; other namespaces in the directory stay.
+    @discardableResult
+    public func removeAll() throws -> Int {
+        let count = try removeWhere("1", [], what: "remove all entries")
+        for name in files.namespaceFiles() where name.hasSuffix(BodyFiles.bodySuffix) {
+            // Bodies no row points to any more (a racing writer's are swept on the next open).
+            POSIX.unlinkIfPresent(files.path(name))
+        }
+        memory.invalidateAll()
+        return count
+    }
+
+    /// Pins or unpins every entry of `group`. Pinned entries are never evicted.
+    @discardableResult
+    public func setPinned(_ pinned: Bool, group: String) throws -> Int {
+        let count = try database("pin group \(group)") {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE entry SET pinned = ? WHERE namespace = ? AND groupName = ?", arguments: [pinned, namespace, group])
+                return db.changesCount
+            }
+        }
+        memory.invalidateAll()
+        return count
+    }
+
+    @discardableResult
+    func removeRows(ids: [Int64]) throws -> Int {
+        guard !ids.isEmpty else { return 0 }
+        return try removeWhere("id IN (\(ids.map(String.init).joined(separator: ",")))", [], what: "remove entries")
+    }
+
+    private func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String) throws -> Int {
+        let removed = try database(what) {
+            try pool.write { db -> [RemovedRow] in
+                let rows = try RemovedRow.fetchAll(
+                    db, sql: "SELECT id, method, url, host, bodyFile FROM entry WHERE namespace = ? AND (\(condition))",
+                    arguments: [namespace] + arguments)
+                for chunk in rows.map(\.id).chunked(into: 500) {
+                    try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
+                }
+                return rows
+            }
+        }
+        finishRemoval(removed, alsoInvalidating: [])
+        return removed.count
+    }
+
+    /// After the index no longer points at them: delete the files and forget the keys.
+    func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey]) {
+        for row in removed {
+            if let file = row.bodyFile { POSIX.unlinkIfPresent(files.path(file)) }
+        }
+        if !removed.isEmpty {
+            verifiedBodies.withLock { verified in
+                for row in removed { verified.remove(row.id) }
+            }
+        }
+        memory.invalidate(keys + removed.map(\.key))
+    }
+}

@@ -1,0 +1,181 @@
+import GRDB
+import HTTPCaching
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A durable HTTP response store: a SQLite index (GRDB, WAL) beside body files, a memory tier in
+/// front, LRU eviction under a byte budget, pinned groups, and recovery on open.
+///
+/// Safe from any thread or task: reads run in parallel, writes do not block reads, and several
+/// processes may open the same directory (SQLite's locking plus atomic renames; a lock file lets
+/// only a process that is alone run the recovery sweep).
+///
+/// ```swift
+/// let store = try CacheStore(configuration: .init(directory: cacheDirectory))
+/// try store.store(NewEntry(stored: exchange), body: data)
+/// for entry in try store.lookup(key) { … }
+/// let body = try store.readBody(entry)
+/// ```
+///
+/// ## Topics
+/// - ``lookup(_:)``, ``readBody(_:)``, ``openBody(_:chunkSize:)``
+/// - ``store(_:body:)``, ``makeWriter(for:)``, ``updateHead(of:with:)``
+/// - ``remove(_:)`` and the other removals, ``trim()``
+/// - ``statistics()``
+public final class CacheStore: Sendable {
+    /// The configuration the store was opened with.
+    public let configuration: Configuration
+    let pool: DatabasePool
+    let files: BodyFiles
+    let memory: MemoryTier
+    let accessLog: AccessLog
+    /// Entries whose body file passed a checksum check in this process.
+    let verifiedBodies = Locked(Set<Int64>())
+    private let lockFile: Int32
+
+    var namespace: String { configuration.namespace }
+    var logger: Logger { configuration.logger }
+
+    /// Opens (creating if needed) the store in `configuration.directory`, recovering from what an
+    /// earlier crash or a stray hand left behind. A corrupt or unreadable index is moved aside
+    /// and replaced by an empty one, with a warning: the store opens and works.
+    public init(configuration: Configuration) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        let directory = configuration.directory.path
+        try POSIX.makeDirectory(configuration.directory.deletingLastPathComponent().path)
+        try POSIX.makeDirectory(directory)
+        files = BodyFiles(directory: configuration.directory, namespace: configuration.namespace)
+        try POSIX.makeDirectory(files.root)
+        memory = MemoryTier(capacity: configuration.memoryCapacity)
+        accessLog = AccessLog()
+
+        lockFile = open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lockFile >= 0 else {
+            throw StoreError(.invalidConfiguration, "cannot use \(directory) as a cache directory: \(POSIX.errorText())")
+        }
+        let alone = POSIX.lock(lockFile, exclusive: true, wait: false)
+        if !alone { _ = POSIX.lock(lockFile, exclusive: false, wait: true) }
+        do {
+            pool = try Self.openIndex(at: "\(directory)/index.sqlite", logger: configuration.logger)
+            if alone {
+                try Self.sweep(pool: pool, files: files, logger: configuration.logger)
+                _ = POSIX.lock(lockFile, exclusive: false, wait: true)
+            }
+        } catch {
+            POSIX.closeFile(lockFile)
+            throw error
+        }
+    }
+
+    deinit {
+        flushAccesses()
+        POSIX.closeFile(lockFile)
+    }
+
+    // MARK: Reading
+
+    /// Every stored variant for `key` (memory first, then the index); empty on a miss.
+    public func lookup(_ key: CacheKey) throws -> [CacheEntry] {
+        if let entries = memory.entries(for: key) { return entries }
+        let generation = memory.generation
+        let entries = try database("look up \(key)") {
+            try pool.read { db in
+                try EntryRow.filter(
+                    EntryRow.Columns.namespace == namespace && EntryRow.Columns.method == key.method
+                        && EntryRow.Columns.url == key.url
+                ).fetchAll(db)
+            }
+        }.compactMap { row -> CacheEntry? in
+            guard let entry = row.entry() else {
+                logger.warning("unreadable index row for \(key); removing it")
+                _ = try? removeRows(ids: [row.id].compactMap { $0 })
+                return nil
+            }
+            return entry
+        }
+        memory.set(entries, for: key, ifGeneration: generation)
+        return entries
+    }
+
+    /// The whole body of `entry`. Use ``openBody(_:chunkSize:)`` for large bodies.
+    ///
+    /// A body file whose length (always) or checksum (on its first read in this process) does not
+    /// match the index is deleted with its entry, and ``StoreError/Code/corruptBody`` is thrown:
+    /// the caller treats it as a miss.
+    public func readBody(_ entry: CacheEntry) throws -> Data {
+        switch entry.body {
+        case .data(let data):
+            return data
+        case .inlineUnloaded:
+            let data = try database("read the body of \(entry.key)") {
+                try pool.read { db in
+                    try Data.fetchOne(db, sql: "SELECT bodyInline FROM entry WHERE id = ?", arguments: [entry.id])
+                }
+            }
+            guard let data else { throw StoreError(.corruptBody, "the entry for \(entry.key) is gone") }
+            return data
+        case .file(let name, let checksum):
+            let verify = !verifiedBodies.withLock { $0.contains(entry.id) }
+            do {
+                let data = try files.read(name, size: entry.bodySize, checksum: checksum, verify: verify)
+                if verify { verifiedBodies.withLock { _ = $0.insert(entry.id) } }
+                memory.attachBody(data, to: entry.id, key: entry.key)
+                return data
+            } catch let error as StoreError {
+                discardBroken(entry, because: error)
+                throw StoreError(.corruptBody, "the stored body of \(entry.key) is unusable and was removed", cause: error)
+            }
+        }
+    }
+
+    /// Records that `entry` was served at `date` (for LRU order) and, for sliding expiry, moves
+    /// its app-set expiry to `appExpiry`. Writes are batched.
+    public func recordAccess(_ entry: CacheEntry, at date: Date, appExpiry: Date? = nil) {
+        if accessLog.record(id: entry.id, at: date, appExpiry: appExpiry) {
+            flushAccesses()
+        }
+    }
+
+    /// Writes pending access times and expiries to the index.
+    public func flushAccesses() {
+        let pending = accessLog.drain()
+        guard !pending.isEmpty else { return }
+        do {
+            try pool.write { db in try AccessLog.apply(pending, in: db) }
+        } catch {
+            logger.warning("could not record access times: \(error)")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs an index operation, turning database errors into ``StoreError``s that say what failed.
+    func database<Result>(_ what: String, _ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.databaseFailure, "could not \(what)", cause: error)
+        }
+    }
+
+    func discardBroken(_ entry: CacheEntry, because error: StoreError) {
+        logger.warning("removing \(entry.key): \(error)")
+        _ = try? removeRows(ids: [entry.id])
+    }
+}
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,65 @@
+import GRDB
+
+/// The index schema, as migrations. Invariants live in the schema: a body is either inline or
+/// in a file (never both, never neither), sizes are non-negative, a key and variant appear once
+/// per namespace, and per-namespace totals are kept by triggers so that capacity checks cost
+/// one row read.
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: entries and usage") { db in
+            try db.execute(sql: """
+                CREATE TABLE entry (
+                    id INTEGER PRIMARY KEY,
+                    namespace TEXT NOT NULL,
+                    method TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    host TEXT NOT NULL,
+                    varyKey TEXT NOT NULL DEFAULT '',
+                    status INTEGER NOT NULL CHECK (status BETWEEN 100 AND 999),
+                    requestHeaders TEXT NOT NULL,
+                    responseHeaders TEXT NOT NULL,
+                    requestTime DOUBLE NOT NULL,
+                    responseTime DOUBLE NOT NULL,
+                    lastAccess DOUBLE NOT NULL,
+                    bodySize INTEGER NOT NULL CHECK (bodySize >= 0),
+                    bodyChecksum INTEGER NOT NULL,
+                    bodyFile TEXT,
+                    bodyInline BLOB,
+                    appExpiry DOUBLE,
+                    discardAfter DOUBLE,
+                    groupName TEXT,
+                    pinned BOOLEAN NOT NULL DEFAULT 0,
+                    CHECK ((bodyFile IS NULL) <> (bodyInline IS NULL)),
+                    CHECK (bodyInline IS NULL OR length(bodyInline) = bodySize),
+                    UNIQUE (namespace, method, url, varyKey)
+                );
+                CREATE INDEX entry_lru ON entry(namespace, lastAccess) WHERE pinned = 0;
+                CREATE INDEX entry_host ON entry(namespace, host);
+                CREATE INDEX entry_group ON entry(namespace, groupName) WHERE groupName IS NOT NULL;
+                CREATE INDEX entry_discard ON entry(namespace, discardAfter) WHERE discardAfter IS NOT NULL;
+                CREATE INDEX entry_file ON entry(bodyFile) WHERE bodyFile IS NOT NULL;
+
+                CREATE TABLE usage (
+                    namespace TEXT PRIMARY KEY,
+                    entries INTEGER NOT NULL DEFAULT 0 CHECK (entries >= 0),
+                    bytes INTEGER NOT NULL DEFAULT 0 CHECK (bytes >= 0)
+                );
+                CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
+                    INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
+                    ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
+                END;
+                CREATE TRIGGER entry_removed AFTER DELETE ON entry BEGIN
+                    UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize
+                    WHERE namespace = OLD.namespace;
+                END;
+                CREATE TRIGGER entry_resized AFTER UPDATE OF bodySize, namespace ON entry BEGIN
+                    UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize WHERE namespace = OLD.namespace;
+                    INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
+                    ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
+                END;
+                """)
+        }
+        return migrator
+    }
+}

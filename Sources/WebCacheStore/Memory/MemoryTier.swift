@@ -1,0 +1,159 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The in-memory tier: the variants of recently used keys, with their bodies when small,
+/// least-recently-used first out once their bytes pass the capacity.
+///
+/// It mirrors the index for this process only; every write through the store invalidates the
+/// key it touches, and a ``generation`` check stops a lookup that raced a write from putting
+/// outdated entries back.
+final class MemoryTier: Sendable {
+    private final class Node {
+        let key: CacheKey
+        var entries: [CacheEntry]
+        var cost: Int
+        var newer: Node?
+        unowned(unsafe) var older: Node?
+
+        init(key: CacheKey, entries: [CacheEntry], cost: Int) {
+            self.key = key
+            self.entries = entries
+            self.cost = cost
+        }
+    }
+
+    private struct State {
+        var nodes: [CacheKey: Node] = [:]
+        var newest: Node?
+        var oldest: Node?
+        var bytes = 0
+        var generation: UInt64 = 0
+    }
+
+    let capacity: Int
+    /// Bodies larger than this are never held in memory.
+    let maximumBodySize: Int
+    private let state = Locked(State())
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        self.maximumBodySize = capacity / 8
+    }
+
+    var isEnabled: Bool { capacity > 0 }
+
+    /// The bytes held.
+    var bytes: Int { state.withLock { $0.bytes } }
+
+    /// A stamp that changes on every invalidation.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func entries(for key: CacheKey) -> [CacheEntry]? {
+        guard isEnabled else { return nil }
+        return state.withLock { state in
+            guard let node = state.nodes[key] else { return nil }
+            Self.moveToNewest(node, in: &state)
+            return node.entries
+        }
+    }
+
+    /// Holds `entries` for `key`, unless the tier was invalidated since `generation`.
+    func set(_ entries: [CacheEntry], for key: CacheKey, ifGeneration generation: UInt64) {
+        guard isEnabled else { return }
+        let cost = Self.cost(of: entries)
+        guard cost <= capacity else { return }
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            if let node = state.nodes[key] {
+                state.bytes += cost - node.cost
+                node.entries = entries
+                node.cost = cost
+                Self.moveToNewest(node, in: &state)
+            } else {
+                let node = Node(key: key, entries: entries, cost: cost)
+                state.nodes[key] = node
+                state.bytes += cost
+                Self.link(node, in: &state)
+            }
+            while state.bytes > capacity, let oldest = state.oldest {
+                Self.remove(oldest, in: &state)
+            }
+        }
+    }
+
+    /// Replaces one entry's body by its loaded data, when the key is still held.
+    func attachBody(_ data: Data, to entryID: Int64, key: CacheKey) {
+        guard isEnabled, data.count <= maximumBodySize else { return }
+        state.withLock { state in
+            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
+            let entry = node.entries[index]
+            node.entries[index] = CacheEntry(
+                id: entry.id, key: entry.key, varyKey: entry.varyKey, stored: entry.stored, bodySize: entry.bodySize,
+                lastAccess: entry.lastAccess, appExpiry: entry.appExpiry, discardAfter: entry.discardAfter,
+                group: entry.group, isPinned: entry.isPinned, body: .data(data))
+            let cost = Self.cost(of: node.entries)
+            state.bytes += cost - node.cost
+            node.cost = cost
+            while state.bytes > capacity, let oldest = state.oldest {
+                Self.remove(oldest, in: &state)
+            }
+        }
+    }
+
+    func invalidate(_ keys: some Sequence<CacheKey>) {
+        state.withLock { state in
+            state.generation &+= 1
+            for key in keys {
+                if let node = state.nodes[key] { Self.remove(node, in: &state) }
+            }
+        }
+    }
+
+    func invalidateAll() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.nodes.removeAll()
+            state.newest = nil
+            state.oldest = nil
+            state.bytes = 0
+        }
+    }
+
+    /// Bodies count in full; each entry's head counts as a fixed 512 bytes.
+    private static func cost(of entries: [CacheEntry]) -> Int {
+        entries.reduce(0) { total, entry in
+            if case .data(let data) = entry.body { return total + data.count + 512 }
+            return total + 512
+        }
+    }
+
+    private static func link(_ node: Node, in state: inout State) {
+        node.older = state.newest
+        node.newer = nil
+        state.newest?.newer = node
+        state.newest = node
+        if state.oldest == nil { state.oldest = node }
+    }
+
+    private static func unlink(_ node: Node, in state: inout State) {
+        if let newer = node.newer { newer.older = node.older } else { state.newest = node.older }
+        if let older = node.older { older.newer = node.newer } else { state.oldest = node.newer }
+        node.newer = nil
+        node.older = nil
+    }
+
+    private static func moveToNewest(_ node: Node, in state: inout State) {
+        guard state.newest !== node else { return }
+        unlink(node, in: &state)
+        link(node, in: &state)
+    }
+
+    private static func remove(_ node: Node, in state: inout State) {
+        unlink(node, in: &state)
+        state.nodes[node.key] = nil
+        state.bytes -= node.cost
+    }
+}

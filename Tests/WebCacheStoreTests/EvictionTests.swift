@@ -1,0 +1,115 @@
+import Foundation
+import HTTPCaching
+import Testing
+import WebCacheStore
+import WebCacheTestSupport
+
+@Suite("Eviction, pinning, purging and namespaces")
+struct EvictionTests {
+    @Test("over capacity, least recently used entries go, down to 80% in one pass")
+    func lruTrim() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            let store = try CacheStore(configuration: .test(directory, clock: clock, disk: 10_000))
+            for index in 0..<5 {
+                clock.advance(1)
+                try store.store(Entries.make("https://example.com/\(index)"), body: Entries.body(2000))
+            }
+            // Touch 0 and 1 so that 2 is now the least recently used.
+            clock.advance(1)
+            for index in [0, 1] {
+                let entry = try #require(try store.lookup(Entries.key("https://example.com/\(index)")).first)
+                store.recordAccess(entry, at: clock.now)
+            }
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/5"), body: Entries.body(2000))  // 12,000 bytes > 10,000
+            let left = Set(try store.entries().map(\.key.url))
+            // Down to ≤ 8,000 bytes: the two least recently used (2 and 3) went.
+            #expect(left == Set([0, 1, 4, 5].map { "https://example.com/\($0)" }))
+            #expect(try store.statistics().diskBytes == 8000)
+        }
+    }
+
+    @Test("pinned groups survive eviction and go only when removed explicitly")
+    func pinned() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            let store = try CacheStore(configuration: .test(directory, clock: clock, disk: 10_000))
+            for index in 0..<3 {
+                clock.advance(1)
+                try store.store(Entries.make("https://example.com/page/\(index)", group: "page", pinned: true), body: Entries.body(2000))
+            }
+            for index in 0..<5 {
+                clock.advance(1)
+                try store.store(Entries.make("https://example.com/loose/\(index)"), body: Entries.body(2000))
+            }
+            let stats = try store.statistics()
+            #expect(stats.pinnedEntries == 3)
+            #expect(try store.entries(group: "page").count == 3)
+            #expect(stats.diskBytes <= 10_000)
+            #expect(try store.remove(group: "page") == 3)
+            #expect(try store.entries(group: "page").isEmpty)
+        }
+    }
+
+    @Test("unpinning a group makes it evictable")
+    func unpin() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory, disk: 5000))
+            try store.store(Entries.make("https://example.com/p", group: "g", pinned: true), body: Entries.body(4000))
+            try store.store(Entries.make("https://example.com/q"), body: Entries.body(1000))
+            #expect(try store.setPinned(false, group: "g") == 1)
+            try store.store(Entries.make("https://example.com/r"), body: Entries.body(1000))
+            #expect(try store.lookup(Entries.key("https://example.com/p")).isEmpty)
+        }
+    }
+
+    @Test("removal by URL, prefix, host, age and all")
+    func removals() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let urls = ["https://a.test/x", "https://a.test/api/1", "https://a.test/api/2", "https://b.test/y", "https://b.test/z"]
+            for (index, url) in urls.enumerated() {
+                try store.store(Entries.make(url, discardAfter: Fixtures.at(index * 100)), body: Entries.body(3000))
+            }
+            #expect(try store.remove(url: URL(string: "https://a.test/x")!) == 1)
+            #expect(try store.remove(urlPrefix: "https://a.test/api/") == 2)
+            #expect(try store.removeExpired(now: Fixtures.at(350)) == 1)  // b.test/y: discard after 300
+            #expect(try store.statistics().hosts.map(\.host) == ["b.test"])
+            #expect(try store.remove(host: "B.TEST") == 1)
+            #expect(try store.statistics().entries == 0)
+            #expect(bodyFiles(in: directory).isEmpty)
+        }
+    }
+
+    @Test("namespaces share a directory; wiping one leaves the others")
+    func namespaces() async throws {
+        try await TemporaryDirectory.with { directory in
+            let alice = try CacheStore(configuration: .test(directory, namespace: "alice"))
+            let bob = try CacheStore(configuration: .test(directory, namespace: "bob"))
+            try alice.store(Entries.make("https://example.com/same"), body: Entries.body(5000, seed: 1))
+            try bob.store(Entries.make("https://example.com/same"), body: Entries.body(5000, seed: 2))
+            #expect(try alice.readBody(alice.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 1))
+            #expect(try bob.readBody(bob.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 2))
+            #expect(try alice.removeAll() == 1)
+            #expect(try alice.lookup(Entries.key("https://example.com/same")).isEmpty)
+            let bobAgain = try CacheStore(configuration: .test(directory, namespace: "bob", memory: 0))
+            #expect(try bobAgain.readBody(bobAgain.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 2))
+            #expect(try bobAgain.statistics().entries == 1)
+        }
+    }
+
+    @Test("per-host statistics")
+    func statistics() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            try store.store(Entries.make("https://a.test/1"), body: Entries.body(100))
+            try store.store(Entries.make("https://a.test/2"), body: Entries.body(200))
+            try store.store(Entries.make("https://b.test/1"), body: Entries.body(1000))
+            let stats = try store.statistics()
+            #expect(stats.entries == 3)
+            #expect(stats.diskBytes == 1300)
+            #expect(stats.hosts == [.init(host: "b.test", entries: 1, bytes: 1000), .init(host: "a.test", entries: 2, bytes: 300)])
+        }
+    }
+}

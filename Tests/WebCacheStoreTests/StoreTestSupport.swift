@@ -1,0 +1,45 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import WebCacheStore
+import WebCacheTestSupport
+
+/// A clock tests move by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Fixtures.epoch
+
+    var now: Date { lock.withLock { current } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
+}
+
+extension CacheStore.Configuration {
+    static func test(_ directory: URL, namespace: String = "default", clock: TestClock? = nil, memory: Int = 1 << 20, disk: Int = 64 << 20) -> Self {
+        var configuration = CacheStore.Configuration(
+            directory: directory, namespace: namespace, memoryCapacity: memory, diskCapacity: disk,
+            maximumEntrySize: 8 << 20, inlineBodyLimit: 1024)
+        if let clock { configuration.now = { clock.now } }
+        return configuration
+    }
+}
+
+enum Entries {
+    static func make(_ url: String, vary: [String] = [], request: [String] = [], headers: [String] = ["Cache-Control: max-age=60"], group: String? = nil, pinned: Bool = false, discardAfter: Date? = nil) -> NewEntry {
+        let response = Fixtures.response(200, headers + (vary.isEmpty ? [] : ["Vary: \(vary.joined(separator: ", "))"]))
+        let stored = StoredResponse(
+            request: Fixtures.request(.get, url, request), response: response,
+            requestTime: Fixtures.epoch, responseTime: Fixtures.epoch)
+        return NewEntry(stored: stored, discardAfter: discardAfter, group: group, isPinned: pinned)
+    }
+
+    static func body(_ size: Int, seed: UInt8 = 7) -> Data {
+        Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    }
+
+    static func key(_ url: String) -> CacheKey { CacheKey(url: URL(string: url)!)! }
+}
+
+func bodyFiles(in directory: URL) -> [URL] {
+    let enumerator = FileManager.default.enumerator(at: directory.appendingPathComponent("bodies"), includingPropertiesForKeys: nil)
+    return (enumerator?.allObjects as? [URL] ?? []).filter { !$0.hasDirectoryPath && ($0.pathExtension == "body" || $0.pathExtension == "tmp") }
+}

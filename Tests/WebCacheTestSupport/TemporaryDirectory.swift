@@ -1,0 +1,26 @@
+import Foundation
+
+/// A fresh directory under the system's temporary directory, removed by ``remove()``.
+public struct TemporaryDirectory: Sendable {
+    /// The directory.
+    public let url: URL
+
+    /// Creates a new, empty directory whose name starts with `prefix`.
+    public init(prefix: String = "webcache-test") throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// Deletes the directory and everything in it.
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Runs `body` with a fresh directory and removes it afterwards.
+    public static func with<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        return try await body(directory.url)
+    }
+}
