@@ -41,6 +41,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .executableTarget(
+            name: "webcache-bench",
+            dependencies: [
+                "WebCacheStore", "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/WebCacheBenchmarks"
+        ),
         .target(
             name: "WebCacheTestSupport",
             dependencies: ["HTTPCaching", .product(name: "HTTPTypes", package: "swift-http-types")],

@@ -65,11 +65,10 @@ extension CacheStore {
             arguments += [group]
         }
         let limitClause = limit.map { " LIMIT \(max(0, $0))" } ?? ""
-        let columns = "id, namespace, method, url, host, varyKey, status, requestHeaders, responseHeaders, requestTime, responseTime, lastAccess, bodySize, bodyChecksum, bodyFile, NULL AS bodyInline, appExpiry, discardAfter, groupName, pinned"
         return try database("list entries") {
             try pool.read { db in
                 try EntryRow.fetchAll(
-                    db, sql: "SELECT \(columns) FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY lastAccess DESC\(limitClause)",
+                    db, sql: "SELECT \(EntryRow.selectionWithoutBodies) FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY lastAccess DESC\(limitClause)",
                     arguments: arguments)
             }
         }.compactMap { $0.entry() }

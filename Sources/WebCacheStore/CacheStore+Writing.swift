@@ -33,6 +33,49 @@ extension CacheStore {
         return try writer.commit()
     }
 
+    /// Stores many small responses in one transaction (e.g. the resources of a preloaded page).
+    /// Bodies over ``Configuration/inlineBodyLimit`` go through ``makeWriter(for:)`` one by one;
+    /// bodies over the maximum entry size are skipped. Returns the entries stored.
+    @discardableResult
+    public func storeBatch(_ items: [(entry: NewEntry, body: Data)]) throws -> [CacheEntry] {
+        var stored: [CacheEntry] = []
+        var inline: [(NewEntry, CacheKey, String, Data)] = []
+        for (entry, body) in items where body.count <= configuration.maximumEntrySize {
+            if body.count > configuration.inlineBodyLimit {
+                if let result = try store(entry, body: body) { stored.append(result) }
+                continue
+            }
+            let writer = try makeWriter(for: entry)
+            inline.append((writer.entry, writer.key, writer.varyKey, body))
+            writer.cancel()
+        }
+        let now = configuration.now()
+        let pending = accessLog.drain()
+        let (rows, removed) = try database("store \(inline.count) entries") {
+            try pool.write { db -> ([EntryRow], [RemovedRow]) in
+                try AccessLog.apply(pending, in: db)
+                var rows: [EntryRow] = []
+                var removed: [RemovedRow] = []
+                for (entry, key, varyKey, body) in inline {
+                    removed += try replaceRow(
+                        makeRow(entry, key: key, varyKey: varyKey, body: .data(body), size: body.count, now: now), into: db, rows: &rows)
+                }
+                removed += try evictLeastRecentlyUsed(in: db)
+                return (rows, removed)
+            }
+        }
+        finishRemoval(removed, alsoInvalidating: inline.map(\.1))
+        for (row, item) in zip(rows, inline) {
+            if let id = row.id {
+                stored.append(CacheEntry(
+                    id: id, key: item.1, varyKey: item.2, stored: item.0.stored, bodySize: item.3.count, lastAccess: now,
+                    appExpiry: item.0.appExpiry, discardAfter: item.0.discardAfter, group: item.0.group,
+                    isPinned: item.0.isPinned, body: .data(item.3)))
+            }
+        }
+        return stored
+    }
+
     /// Replaces the head and exchange times of a stored entry, e.g. after a 304 (RFC 9111 §4.3.4);
     /// the body stays.
     @discardableResult
@@ -66,6 +109,40 @@ extension CacheStore {
     /// one transaction.
     func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) throws -> CacheEntry {
         let now = configuration.now()
+        let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
+        let pending = accessLog.drain()
+        let (inserted, removed) = try database("store \(key)") {
+            try pool.write { db -> (EntryRow, [RemovedRow]) in
+                try AccessLog.apply(pending, in: db)
+                var rows: [EntryRow] = []
+                var removed = try replaceRow(row, into: db, rows: &rows)
+                removed += try evictLeastRecentlyUsed(in: db)
+                return (rows[0], removed)
+            }
+        }
+        finishRemoval(removed, alsoInvalidating: [key])
+        guard let id = inserted.id else { throw StoreError(.databaseFailure, "the index did not return an id for \(key)") }
+        if case .file = body { verifiedBodies.withLock { _ = $0.insert(id) } }
+        return CacheEntry(
+            id: id, key: key, varyKey: varyKey, stored: new.stored, bodySize: size, lastAccess: now,
+            appExpiry: new.appExpiry, discardAfter: new.discardAfter, group: new.group, isPinned: new.isPinned, body: body)
+    }
+
+    /// Inside a write transaction: deletes the row with the same key and variant, inserts `row`.
+    private func replaceRow(_ row: EntryRow, into db: Database, rows: inout [EntryRow]) throws -> [RemovedRow] {
+        var row = row
+        let removed = try RemovedRow.fetchAll(
+            db, sql: "SELECT id, method, url, host, bodyFile FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
+            arguments: [namespace, row.method, row.url, row.varyKey])
+        if !removed.isEmpty {
+            try db.execute(sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
+        }
+        try row.insert(db)
+        rows.append(row)
+        return removed
+    }
+
+    private func makeRow(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date) -> EntryRow {
         let stored = new.stored
         var row = EntryRow(
             id: nil, namespace: namespace, method: key.method, url: key.url, host: key.host, varyKey: varyKey,
@@ -83,25 +160,6 @@ extension CacheStore {
             row.bodyChecksum = Int64(checksum)
         case .inlineUnloaded: preconditionFailure("a new body is never unloaded")
         }
-        let pending = accessLog.drain()
-        let (inserted, removed) = try database("store \(key)") {
-            try pool.write { db -> (EntryRow, [RemovedRow]) in
-                try AccessLog.apply(pending, in: db)
-                var removed = try RemovedRow.fetchAll(
-                    db, sql: "SELECT id, method, url, host, bodyFile FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
-                    arguments: [namespace, key.method, key.url, varyKey])
-                try db.execute(sql: "DELETE FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
-                               arguments: [namespace, key.method, key.url, varyKey])
-                try row.insert(db)
-                removed += try evictLeastRecentlyUsed(in: db)
-                return (row, removed)
-            }
-        }
-        finishRemoval(removed, alsoInvalidating: [key])
-        guard let id = inserted.id else { throw StoreError(.databaseFailure, "the index did not return an id for \(key)") }
-        if case .file = body { verifiedBodies.withLock { _ = $0.insert(id) } }
-        return CacheEntry(
-            id: id, key: key, varyKey: varyKey, stored: stored, bodySize: size, lastAccess: now,
-            appExpiry: new.appExpiry, discardAfter: new.discardAfter, group: new.group, isPinned: new.isPinned, body: body)
+        return row
     }
 }

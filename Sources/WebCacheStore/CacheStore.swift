@@ -85,11 +85,11 @@ public final class CacheStore: Sendable {
         if let entries = memory.entries(for: key) { return entries }
         let generation = memory.generation
         let entries = try database("look up \(key)") {
-            try pool.read { db in
-                try EntryRow.filter(
-                    EntryRow.Columns.namespace == namespace && EntryRow.Columns.method == key.method
-                        && EntryRow.Columns.url == key.url
-                ).fetchAll(db)
+            // One SELECT reads a consistent snapshot by itself: no transaction needed around it.
+            try pool.unsafeRead { db in
+                let statement = try db.cachedStatement(
+                    sql: "SELECT \(EntryRow.selection) FROM entry WHERE namespace = ? AND method = ? AND url = ?")
+                return try EntryRow.fetchAll(statement, arguments: [namespace, key.method, key.url])
             }
         }.compactMap { row -> CacheEntry? in
             guard let entry = row.entry() else {
@@ -99,7 +99,9 @@ public final class CacheStore: Sendable {
             }
             return entry
         }
-        memory.set(entries, for: key, ifGeneration: generation)
+        if !entries.isEmpty {  // misses are not remembered: another process may store the key
+            memory.set(entries, for: key, ifGeneration: generation)
+        }
         return entries
     }
 

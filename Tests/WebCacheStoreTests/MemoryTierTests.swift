@@ -43,3 +43,20 @@ struct MemoryTierTests {
         }
     }
 }
+
+@Suite("Memory tier and misses")
+struct MemoryTierMissTests {
+    @Test("misses are not remembered: an entry stored by another store instance is found")
+    func missesNotCached() async throws {
+        try await TemporaryDirectory.with { directory in
+            let first = try CacheStore(configuration: .test(directory))
+            let second = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/later")
+            #expect(try first.lookup(key).isEmpty)
+            try second.store(Entries.make(key.url), body: Data("x".utf8))
+            #expect(try first.lookup(key).count == 1)
+            for index in 0..<1000 { _ = try first.lookup(Entries.key("https://example.com/miss/\(index)")) }
+            #expect(try first.statistics().memoryBytes < 2000)
+        }
+    }
+}

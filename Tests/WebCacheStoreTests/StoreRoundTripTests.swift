@@ -133,3 +133,21 @@ struct CRCCheck: Equatable {
         for byte in data { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
     }
 }
+
+@Suite("Batch stores")
+struct BatchStoreTests {
+    @Test("a batch stores small bodies inline and large ones in files, replacing earlier variants")
+    func batch() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            try store.store(Entries.make("https://example.com/b/0"), body: Data("old".utf8))
+            let items = (0..<10).map { (entry: Entries.make("https://example.com/b/\($0)"), body: Entries.body($0 == 9 ? 5000 : 100, seed: UInt8($0))) }
+            let stored = try store.storeBatch(items)
+            #expect(stored.count == 10)
+            #expect(try store.statistics().entries == 10)
+            #expect(try store.readBody(store.lookup(Entries.key("https://example.com/b/0"))[0]) == Entries.body(100, seed: 0))
+            #expect(try store.readBody(store.lookup(Entries.key("https://example.com/b/9"))[0]) == Entries.body(5000, seed: 9))
+            #expect(bodyFiles(in: directory).count == 1)
+        }
+    }
+}

@@ -16,9 +16,9 @@ import Foundation
 /// A writer belongs to one task at a time.
 public final class BodyWriter {
     private let store: CacheStore
-    private let entry: NewEntry
-    private let key: CacheKey
-    private let varyKey: String
+    let entry: NewEntry
+    let key: CacheKey
+    let varyKey: String
     private var buffer = Data()
     private var fd: Int32 = -1
     private var fileName: String?

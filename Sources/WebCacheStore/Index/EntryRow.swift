@@ -48,6 +48,14 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
         static let discardAfter = Column(CodingKeys.discardAfter)
     }
 
+    /// The columns in the order ``init(row:)`` reads them; listing queries may replace
+    /// `bodyInline` by `NULL AS bodyInline`.
+    static let selection = """
+        id, namespace, method, url, host, varyKey, status, requestHeaders, responseHeaders, requestTime, \
+        responseTime, lastAccess, bodySize, bodyChecksum, bodyFile, bodyInline, appExpiry, discardAfter, groupName, pinned
+        """
+    static let selectionWithoutBodies = selection.replacingOccurrences(of: "bodyInline", with: "NULL AS bodyInline")
+
     mutating func didInsert(_ inserted: InsertionSuccess) {
         id = inserted.rowID
     }
@@ -77,5 +85,31 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
             appExpiry: appExpiry.map(Date.init(timeIntervalSince1970:)),
             discardAfter: discardAfter.map(Date.init(timeIntervalSince1970:)),
             group: groupName, isPinned: pinned, body: body)
+    }
+}
+
+extension EntryRow {
+    /// Positional decoding: the hot path of a disk hit, several times faster than `Codable`.
+    init(row: Row) {
+        id = row[0]
+        namespace = row[1]
+        method = row[2]
+        url = row[3]
+        host = row[4]
+        varyKey = row[5]
+        status = row[6]
+        requestHeaders = row[7]
+        responseHeaders = row[8]
+        requestTime = row[9]
+        responseTime = row[10]
+        lastAccess = row[11]
+        bodySize = row[12]
+        bodyChecksum = row[13]
+        bodyFile = row[14]
+        bodyInline = row[15]
+        appExpiry = row[16]
+        discardAfter = row[17]
+        groupName = row[18]
+        pinned = row[19]
     }
 }

@@ -14,18 +14,33 @@ enum HeaderCoding {
         return text
     }
 
-    /// Decodes fields, or returns `nil` when the text is not in the stored form.
+    /// Decodes fields, or returns `nil` when the text is not in the stored form. Scans bytes:
+    /// this runs on every disk hit.
     static func decode(_ text: String) -> HTTPFields? {
-        var fields = HTTPFields()
-        guard !text.isEmpty else { return fields }
-        for line in text.split(separator: "\r\n", omittingEmptySubsequences: false) {
-            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else {
-                return nil
+        var text = text
+        return text.withUTF8 { bytes -> HTTPFields? in
+            var fields = HTTPFields()
+            guard !bytes.isEmpty else { return fields }
+            var lineStart = 0
+            while lineStart <= bytes.count {
+                var lineEnd = lineStart
+                while lineEnd < bytes.count && bytes[lineEnd] != 0x0D { lineEnd += 1 }
+                guard let field = decodeLine(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])) else { return nil }
+                fields.append(field)
+                guard lineEnd < bytes.count else { break }
+                guard lineEnd + 1 < bytes.count, bytes[lineEnd + 1] == 0x0A else { return nil }
+                lineStart = lineEnd + 2
             }
-            var value = line[line.index(after: colon)...]
-            if value.first == " " { value = value.dropFirst() }
-            fields.append(HTTPField(name: name, value: String(value)))
+            return fields
         }
-        return fields
+    }
+
+    private static func decodeLine(_ line: UnsafeBufferPointer<UInt8>) -> HTTPField? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
+            let name = HTTPField.Name(String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self))
+        else { return nil }
+        var valueStart = colon + 1
+        if valueStart < line.count && line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
+        return HTTPField(name: name, value: String(decoding: UnsafeBufferPointer(rebasing: line[valueStart...]), as: UTF8.self))
     }
 }

@@ -122,9 +122,9 @@ final class MemoryTier: Sendable {
         }
     }
 
-    /// Bodies count in full; each entry's head counts as a fixed 512 bytes.
+    /// Bodies count in full; each entry's head counts as a fixed 512 bytes, each key 128 more.
     private static func cost(of entries: [CacheEntry]) -> Int {
-        entries.reduce(0) { total, entry in
+        entries.reduce(128) { total, entry in
             if case .data(let data) = entry.body { return total + data.count + 512 }
             return total + 512
         }
