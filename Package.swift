@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
+        .library(name: "WebCache", targets: ["WebCache"]),
         .executable(name: "webcache", targets: ["webcache"]),
     ],
     dependencies: [
@@ -15,6 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         .target(
@@ -31,6 +35,18 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
+            name: "WebCache",
+            dependencies: [
+                "HTTPCaching", "WebCacheStore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .executableTarget(
@@ -52,12 +68,22 @@ let package = Package(
         ),
         .target(
             name: "WebCacheTestSupport",
-            dependencies: ["HTTPCaching", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Tests/WebCacheTestSupport"
         ),
         .testTarget(
             name: "HTTPCachingTests",
             dependencies: ["HTTPCaching", "WebCacheTestSupport"]
+        ),
+        .testTarget(
+            name: "WebCacheTests",
+            dependencies: ["WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport"]
         ),
         .testTarget(
             name: "WebCacheStoreTests",

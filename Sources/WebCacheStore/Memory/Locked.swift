@@ -8,11 +8,11 @@ import Darwin
 
 /// A value guarded by a mutex. Never hold it across an `await`: `withLock` takes a synchronous
 /// closure, so the compiler enforces that.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         pthread_mutex_init(&mutex, nil)
     }
@@ -21,7 +21,7 @@ final class Locked<Value>: @unchecked Sendable {
         pthread_mutex_destroy(&mutex)
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body(&value)

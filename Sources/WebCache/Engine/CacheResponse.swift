@@ -1,0 +1,24 @@
+import HTTPCaching
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What ``HTTPCache`` answers: the response head (with `Age` and `Cache-Status`), the body, and
+/// what the cache did.
+public struct CacheResponse: Sendable {
+    /// The response head, carrying `Cache-Status` (RFC 9211).
+    public var head: HTTPResponse
+    /// The body (empty for HEAD and 304).
+    public var body: Data
+    /// What the cache did, as also written in `Cache-Status`.
+    public var cacheStatus: CacheStatus
+    /// The URL that answered (after redirects, when they were followed).
+    public var url: URL
+
+    /// Whether the response came from the cache without contacting the origin.
+    public var isFromCache: Bool { cacheStatus.hit }
+}

@@ -1,0 +1,67 @@
+import HTTPCaching
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension HTTPCache {
+    /// Serves a stored entry: `Age`, `Cache-Status`, a 304 when the client's own validators
+    /// match, no body for HEAD. A body that turns out unusable (corrupt, vanished) is a miss.
+    func serveStoredOrRefetch(
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
+        status given: CacheStatus? = nil
+    ) async throws -> CacheResponse {
+        let configuration = self.configuration
+        let rules = configuration.rules
+        let body: Data
+        do {
+            body = try store.readBody(entry)
+        } catch {
+            logger.warning("stored body of \(entry.key) unusable, fetching again: \(error)")
+            return try await fetchAndRespond(request, key: entry.key, url: url, forward: .miss, policy: policy)
+        }
+        var head = rules.headForServing(entry.stored, now: now)
+        let decision = decide(entry, request: request, mode: .default, now: now, configuration: configuration)
+        var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
+        status.ttl = -decision.staleness
+        status.detail = status.detail ?? detail
+        var servedBody = request.method == .head ? Data() : body
+        if rules.clientPreconditionsMatch(request, stored: entry.stored) {
+            head = rules.notModifiedResponse(for: entry.stored)
+            head.headerFields[.age] = String(decision.age)
+            servedBody = Data()
+        }
+        head.headerFields.appendCacheStatus(status)
+        if status.hit {
+            count { $0.hits += 1; $0.bytesFromCache += servedBody.count }
+        }
+        let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType])
+        let slidingExpiry = rule?.slidingExpiry == true ? (rule?.ttl ?? rule?.defaultTTL).map { now.addingTimeInterval(TimeInterval($0)) } : nil
+        store.recordAccess(entry, at: now, appExpiry: slidingExpiry)
+        return CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
+    }
+
+    /// The empty answer to a blocked URL (seed 003's ad filtering); the network is never used.
+    func blockedResponse(url: URL, configuration: Configuration) -> CacheResponse {
+        let status = CacheStatus(cache: configuration.cacheName, forward: .bypass, detail: "blocked")
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentLength] = "0"
+        head.headerFields[.cacheControl] = "no-store"
+        head.headerFields.appendCacheStatus(status)
+        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url)
+    }
+
+    /// The answer to `only-if-cached` (or only-cache mode) when nothing usable is stored
+    /// (RFC 9111 §5.2.1.7).
+    func gatewayTimeout(url: URL, configuration: Configuration) -> CacheResponse {
+        let status = CacheStatus(cache: configuration.cacheName, forward: .miss, detail: "only-if-cached")
+        var head = HTTPResponse(status: .gatewayTimeout)
+        head.headerFields[.contentLength] = "0"
+        head.headerFields.appendCacheStatus(status)
+        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url)
+    }
+}

@@ -1,0 +1,52 @@
+import HTTPCaching
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension HTTPCache {
+    /// Stores a response if the rules, the app hook and the size limit allow; a store failure is
+    /// logged and the response is served anyway.
+    func storeIfAllowed(
+        _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
+    ) -> CacheEntry? {
+        let configuration = self.configuration
+        let rules = configuration.rules
+        let storability = rules.storability(of: response.head, for: request)
+        guard storability.isStorable else {
+            logger.debug("not storing \(request.url?.absoluteString ?? "?"): \(storability)")
+            return nil
+        }
+        var head = rules.headForStorage(response.head, storability: storability)
+        if let hook = configuration.willCache {
+            guard let changed = hook(request, head) else { return nil }
+            head = changed
+        }
+        let stored = StoredResponse(request: request, response: head, requestTime: requestTime, responseTime: responseTime)
+        let freshness = rules.freshness(of: stored)
+        var appExpiry: Date?
+        if let url = request.url, let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType]) {
+            if let ttl = rule.ttl {
+                appExpiry = responseTime.addingTimeInterval(TimeInterval(ttl))
+            } else if let defaultTTL = rule.defaultTTL, !freshness.isExplicit {
+                appExpiry = responseTime.addingTimeInterval(TimeInterval(defaultTTL))
+            }
+        }
+        let directives = rules.directives(for: head).cacheControl
+        let staleAllowance = [policy.offlineMaxStale ?? 365 * 86_400, directives.staleWhileRevalidate?.seconds ?? 0, directives.staleIfError?.seconds ?? 0].max()!
+        let lifetimeEnd = max(responseTime.addingTimeInterval(TimeInterval(freshness.lifetime)), appExpiry ?? .distantPast)
+        // Responses with validators stay useful for revalidation past their staleness limit.
+        let hasValidator = head.headerFields.contains(.eTag) || head.headerFields.contains(.lastModified)
+        let discardAfter = hasValidator ? nil : lifetimeEnd.addingTimeInterval(TimeInterval(staleAllowance))
+        do {
+            return try store.store(NewEntry(stored: stored, appExpiry: appExpiry, discardAfter: discardAfter), body: response.body)
+        } catch {
+            logger.warning("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            return nil
+        }
+    }
+}

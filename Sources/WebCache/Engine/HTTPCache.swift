@@ -1,0 +1,130 @@
+import HTTPCaching
+import HTTPTypes
+import Logging
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An offline-first HTTP cache: answers requests from its store when the rules allow,
+/// revalidates or fetches when they don't, and stores what may be stored.
+///
+/// ```swift
+/// let cache = try HTTPCache(
+///     configuration: .init(directory: cachesURL.appendingPathComponent("WebCache")),
+///     origin: AsyncHTTPClientOrigin())
+/// let response = try await cache.response(for: HTTPRequest(url: url), followRedirects: true)
+/// print(response.head.headerFields[.cacheStatus]!)   // "WebCache; hit; ttl=3542"
+/// ```
+///
+/// Request path: app rules (block-list, allow-list, enabled) → lookup by key and `Vary` →
+/// the decision of ``HTTPCaching/CacheRules`` adjusted by the ``RequestMode`` and app lifetimes →
+/// fresh hit, stale hit (max-stale, stale-while-revalidate with one background refresh,
+/// stale-if-error, offline), conditional request, or fetch → store → respond with
+/// `Cache-Status`. Concurrent identical requests share one origin fetch. A failing store never
+/// fails a request the origin can serve.
+public final class HTTPCache: Sendable {
+    /// The store behind the cache.
+    public let store: CacheStore
+    let origin: any OriginFetching
+    let settings: Locked<Configuration>
+    let fetches = InFlightFetches<FetchResult>()
+    let countersBox = Locked(CacheCounters())
+    let backgroundTasks = Locked([Int: Task<Void, Never>]())
+
+    /// Opens the store and creates the cache.
+    public init(configuration: Configuration, origin: some OriginFetching) throws {
+        var storeConfiguration = configuration.store
+        storeConfiguration.now = configuration.now
+        self.store = try CacheStore(configuration: storeConfiguration)
+        self.origin = origin
+        self.settings = Locked(configuration)
+    }
+
+    /// The configuration in force.
+    public var configuration: Configuration { settings.withLock { $0 } }
+
+    /// The app policy in force.
+    public var policy: CachePolicy { settings.withLock { $0.policy } }
+
+    /// Changes the app policy at run time (seed 002 "update settings"); takes effect for the
+    /// next request.
+    public func updatePolicy(_ change: (inout CachePolicy) -> Void) {
+        settings.withLock { change(&$0.policy) }
+    }
+
+    /// Replaces the hook that may change or refuse what is stored.
+    public func setWillCache(_ hook: (@Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse?)?) {
+        settings.withLock { $0.willCache = hook }
+    }
+
+    /// What the cache has done since it was created.
+    public var counters: CacheCounters { countersBox.withLock { $0 } }
+
+    /// Answers `request`; with `followRedirects`, follows up to
+    /// ``Configuration/maximumRedirects`` redirects (each hop is cached by its own headers, so a
+    /// cached chain replays offline).
+    public func response(
+        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, followRedirects: Bool = false
+    ) async throws -> CacheResponse {
+        var current = request
+        var currentBody = body
+        var seen: Set<String> = []
+        for _ in 0...configuration.maximumRedirects {
+            let response = try await respond(to: current, body: currentBody, mode: mode)
+            guard followRedirects, let next = redirect(from: response, request: current) else { return response }
+            guard seen.insert(next.url?.absoluteString ?? "").inserted else {
+                throw CacheError(.tooManyRedirects, "redirect loop at \(next.url?.absoluteString ?? "?")")
+            }
+            if next.method != current.method { currentBody = nil }
+            current = next
+        }
+        throw CacheError(.tooManyRedirects, "more than \(configuration.maximumRedirects) redirects from \(request.url?.absoluteString ?? "?")")
+    }
+
+    /// Removes everything stored (seed 000 "clear cache").
+    public func clear() throws { try store.removeAll() }
+
+    /// Removes everything stored for `host`.
+    @discardableResult
+    public func clear(host: String) throws -> Int { try store.remove(host: host) }
+
+    /// Removes everything stored for `url`.
+    @discardableResult
+    public func clear(url: URL) throws -> Int { try store.remove(url: url) }
+
+    /// Waits for background revalidations (stale-while-revalidate) to finish; for tests and
+    /// orderly shutdown.
+    public func waitForBackgroundWork() async {
+        let tasks = backgroundTasks.withLock { Array($0.values) }
+        for task in tasks { await task.value }
+    }
+
+    func count(_ change: (inout CacheCounters) -> Void) {
+        countersBox.withLock(change)
+    }
+
+    var logger: Logger { settings.withLock { $0.logger } }
+
+    private func redirect(from response: CacheResponse, request: HTTPRequest) -> HTTPRequest? {
+        let code = response.head.status.code
+        guard [301, 302, 303, 307, 308].contains(code), let location = response.head.headerFields[.location],
+            let target = URLReference.resolve(location, against: response.url)
+        else { return nil }
+        var next = HTTPRequest(method: request.method, url: target, headerFields: request.headerFields)
+        // RFC 9110 §15.4: 303 always, and 301/302 after POST by long practice, continue with GET.
+        if code == 303 || ((code == 301 || code == 302) && request.method == .post) {
+            next.method = .get
+            next.headerFields[.contentType] = nil
+            next.headerFields[.contentLength] = nil
+        }
+        if URLReference.sameOrigin(target, response.url) == false {
+            next.headerFields[.authorization] = nil
+            next.headerFields[.cookie] = nil
+        }
+        return next
+    }
+}

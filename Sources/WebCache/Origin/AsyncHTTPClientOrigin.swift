@@ -1,0 +1,78 @@
+import AsyncHTTPClient
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An origin on AsyncHTTPClient: the natural choice for services, CLIs and the proxy.
+///
+/// It owns an `HTTPClient` that never follows redirects (the cache stores each hop); call
+/// ``shutdown()`` when done.
+public final class AsyncHTTPClientOrigin: OriginFetching {
+    private let client: HTTPClient
+    private let timeout: TimeAmount
+    private let maximumBodySize: Int
+
+    /// Creates an origin with its own client.
+    /// - Parameters:
+    ///   - connectTimeout: how long to wait for a connection before the origin counts as unreachable.
+    ///   - timeout: the deadline for a whole exchange.
+    ///   - maximumBodySize: the largest body accepted from the origin.
+    public init(connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20) {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.timeout = .init(connect: .nanoseconds(Int64(connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)))
+        configuration.decompression = .disabled
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeout = .nanoseconds(Int64(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        self.maximumBodySize = maximumBodySize
+    }
+
+    /// Closes the client's connections.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    /// Sends the request; see ``OriginFetching/fetch(_:body:)``.
+    public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
+        guard let url = request.url else { throw OriginError(.invalidRequest, "the request has no absolute URL") }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: timeout)
+        } catch {
+            throw Self.classify(error, url: url, receiving: false)
+        }
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let collected: ByteBuffer
+        do {
+            collected = try await response.body.collect(upTo: maximumBodySize)
+        } catch {
+            throw Self.classify(error, url: url, receiving: true)
+        }
+        return OriginResponse(
+            head: HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
+            body: Data(collected.readableBytesView))
+    }
+
+    static func classify(_ error: any Error, url: URL, receiving: Bool) -> OriginError {
+        if let error = error as? HTTPClientError, [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error) {
+            return OriginError(.invalidRequest, "cannot send a request to \(url.absoluteString)", cause: error)
+        }
+        if error is NIOTooManyBytesError {
+            return OriginError(.invalidResponse, "the body from \(url.absoluteString) is too large", cause: error)
+        }
+        // Refused, unresolvable, timed out, reset: no (complete) answer from the origin.
+        return OriginError(.unreachable, receiving ? "\(url.absoluteString) stopped answering" : "cannot reach \(url.host ?? url.absoluteString)", cause: error)
+    }
+}

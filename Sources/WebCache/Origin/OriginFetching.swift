@@ -1,0 +1,62 @@
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Something that sends a request to the origin server and returns its answer: the network side
+/// of the cache. ``AsyncHTTPClientOrigin`` and ``URLSessionOrigin`` are the two provided.
+///
+/// An origin never follows redirects itself: the cache stores each hop by its own headers.
+public protocol OriginFetching: Sendable {
+    /// Sends `request` (with `body`, for methods that carry one) and returns the response.
+    /// Throws ``OriginError`` with ``OriginError/Kind/unreachable`` when no answer came at all
+    /// (refused, DNS, timeout), so that the cache can serve stale responses offline.
+    func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse
+}
+
+/// A response from the origin, with its body collected.
+public struct OriginResponse: Sendable {
+    /// The response head.
+    public var head: HTTPResponse
+    /// The body.
+    public var body: Data
+
+    /// Creates a response.
+    public init(head: HTTPResponse, body: Data) {
+        self.head = head
+        self.body = body
+    }
+}
+
+/// Why an origin fetch failed.
+public struct OriginError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: Sendable, Hashable {
+        /// No answer: connection refused, name not resolved, timed out, network down.
+        case unreachable
+        /// The request could not be sent as given (e.g. an invalid URL).
+        case invalidRequest
+        /// The answer could not be used (a body past the size limit, a broken message).
+        case invalidResponse
+    }
+
+    /// The kind of failure.
+    public var kind: Kind
+    /// What went wrong.
+    public var message: String
+    /// The underlying error.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil) {
+        self.kind = kind
+        self.message = message
+        self.cause = cause
+    }
+
+    /// The message and cause.
+    public var description: String { cause.map { "\(message): \($0)" } ?? message }
+}

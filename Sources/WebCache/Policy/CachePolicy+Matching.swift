@@ -1,0 +1,113 @@
+import HTTPTypes
+import Yams
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CachePolicy {
+    /// Whether `request` is blocked (answered empty, never fetched).
+    public func blocks(_ url: URL) -> Bool {
+        let host = url.host ?? ""
+        return block.hostSuffixes.contains { URLPattern.hostMatches(host, suffix: $0) }
+            || block.urlPatterns.contains { $0.matches(url.absoluteString) }
+    }
+
+    /// Whether the cache handles `request`; false means it passes through uncached.
+    public func allows(_ request: HTTPRequest, url: URL) -> Bool {
+        guard enabled else { return false }
+        guard let allow else { return true }
+        let host = url.host ?? ""
+        if !allow.hosts.isEmpty, !allow.hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) }) { return false }
+        if !allow.urlPatterns.isEmpty, !allow.urlPatterns.contains(where: { $0.matches(url.absoluteString) }) { return false }
+        if !allow.userAgentSuffixes.isEmpty {
+            let agent = request.headerFields[.userAgent] ?? ""
+            if !allow.userAgentSuffixes.contains(where: { agent.hasSuffix($0) }) { return false }
+        }
+        return true
+    }
+
+    /// The first lifetime rule for a response to `url` with `contentType`.
+    public func lifetimeRule(for url: URL, contentType: String?) -> LifetimeRule? {
+        let host = url.host ?? ""
+        let type = contentType?.lowercased() ?? ""
+        return lifetimes.first { rule in
+            if let hosts = rule.hosts, !hosts.isEmpty, !hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) }) { return false }
+            if let patterns = rule.urlPatterns, !patterns.isEmpty, !patterns.contains(where: { $0.matches(url.absoluteString) }) { return false }
+            if let types = rule.contentTypes, !types.isEmpty, !types.contains(where: { type.hasPrefix($0.lowercased()) }) { return false }
+            return true
+        }
+    }
+
+    /// Reads a policy from a YAML (or JSON) file.
+    public static func load(from file: URL) throws -> CachePolicy {
+        let text: String
+        do {
+            text = try String(contentsOf: file, encoding: .utf8)
+        } catch {
+            throw PolicyError("cannot read the configuration file \(file.path)", cause: error)
+        }
+        return try parse(text, source: file.path)
+    }
+
+    /// Reads a policy from YAML text.
+    public static func parse(_ text: String, source: String = "configuration") throws -> CachePolicy {
+        do {
+            return try YAMLDecoder().decode(CachePolicy.self, from: text)
+        } catch {
+            throw PolicyError("\(source) is not a valid WebCache configuration", cause: error)
+        }
+    }
+
+    /// Decodes a policy; every field is optional and defaults as in ``init(enabled:offlineMaxStale:offlineStrict:allow:block:lifetimes:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = CachePolicy()
+        self.init(
+            enabled: try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? defaults.enabled,
+            offlineMaxStale: try container.decodeIfPresent(Int.self, forKey: .offlineMaxStale) ?? defaults.offlineMaxStale,
+            offlineStrict: try container.decodeIfPresent(Bool.self, forKey: .offlineStrict) ?? false,
+            allow: try container.decodeIfPresent(AllowList.self, forKey: .allow),
+            block: try container.decodeIfPresent(BlockList.self, forKey: .block) ?? defaults.block,
+            lifetimes: try container.decodeIfPresent([LifetimeRule].self, forKey: .lifetimes) ?? [])
+    }
+}
+
+extension CachePolicy.AllowList {
+    /// Decodes an allow-list; missing lists are empty.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            hosts: try container.decodeIfPresent([String].self, forKey: .hosts) ?? [],
+            urlPatterns: try container.decodeIfPresent([URLPattern].self, forKey: .urlPatterns) ?? [],
+            userAgentSuffixes: try container.decodeIfPresent([String].self, forKey: .userAgentSuffixes) ?? [])
+    }
+}
+
+extension CachePolicy.BlockList {
+    /// Decodes a block-list; missing lists are empty.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            hostSuffixes: try container.decodeIfPresent([String].self, forKey: .hostSuffixes) ?? [],
+            urlPatterns: try container.decodeIfPresent([URLPattern].self, forKey: .urlPatterns) ?? [])
+    }
+}
+
+/// A configuration that cannot be read or understood.
+public struct PolicyError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    /// The underlying error.
+    public var cause: (any Error)?
+
+    init(_ message: String, cause: (any Error)? = nil) {
+        self.message = message
+        self.cause = cause
+    }
+
+    /// The message and cause.
+    public var description: String { cause.map { "\(message): \($0)" } ?? message }
+}

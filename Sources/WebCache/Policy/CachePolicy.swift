@@ -1,0 +1,123 @@
+/// The app's rules on top of HTTP caching (the seeds' settings), changeable at run time and
+/// loadable from a YAML file (``CachePolicy/load(from:)``).
+///
+/// ```yaml
+/// enabled: true
+/// offlineMaxStale: 604800          # serve up to a week stale when the origin is unreachable
+/// allow:
+///   hosts: [example.com]           # only these hosts (and their subdomains) are cached
+/// block:
+///   hostSuffixes: [doubleclick.net]
+///   urlPatterns: ["*/ads/*"]       # answered with an empty response, never fetched
+/// lifetimes:
+///   - contentTypes: [text/css, application/javascript]
+///     ttl: 2592000                 # replaces the response's own lifetime
+///   - contentTypes: [image/]
+///     ttl: 3600
+///   - hosts: [api.example.com]
+///     defaultTTL: 60               # only when the response gives no lifetime
+///     slidingExpiry: true          # each hit extends the app-set expiry
+/// ```
+public struct CachePolicy: Sendable, Hashable, Codable {
+    /// When false, every request goes to the origin and nothing is stored (seed 002 `stop`).
+    public var enabled: Bool
+    /// How stale a stored response may be served when the origin is unreachable, in seconds;
+    /// `nil` means without limit.
+    public var offlineMaxStale: Int?
+    /// When false (the default), offline serving also covers responses that RFC 9111 §4.2.4
+    /// would not serve unvalidated (`no-cache`, `must-revalidate` pages): reading offline is
+    /// the app's explicit wish. When true, the RFC is followed strictly.
+    public var offlineStrict: Bool
+    /// When set, only matching traffic is cached; the rest passes through uncached.
+    public var allow: AllowList?
+    /// Matching requests get an empty synthetic response and never reach the network.
+    public var block: BlockList
+    /// Lifetime rules; the first that matches a response applies.
+    public var lifetimes: [LifetimeRule]
+
+    enum CodingKeys: String, CodingKey {
+        case enabled, offlineMaxStale, offlineStrict, allow, block, lifetimes
+    }
+
+    /// Creates a policy; the default caches everything by RFC 9111 and serves stale offline
+    /// for up to 30 days.
+    public init(
+        enabled: Bool = true, offlineMaxStale: Int? = 30 * 86_400, offlineStrict: Bool = false,
+        allow: AllowList? = nil, block: BlockList = .init(), lifetimes: [LifetimeRule] = []
+    ) {
+        self.enabled = enabled
+        self.offlineMaxStale = offlineMaxStale
+        self.offlineStrict = offlineStrict
+        self.allow = allow
+        self.block = block
+        self.lifetimes = lifetimes
+    }
+
+    /// Traffic the cache handles; the rest passes through (seed 002's three filters).
+    public struct AllowList: Sendable, Hashable, Codable {
+        /// Hosts, each matching itself and its subdomains.
+        public var hosts: [String]
+        /// URL patterns.
+        public var urlPatterns: [URLPattern]
+        /// `User-Agent` suffixes: a request whose User-Agent ends with one is cached.
+        public var userAgentSuffixes: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case hosts, urlPatterns, userAgentSuffixes
+        }
+
+        /// Creates an allow-list; empty lists do not restrict.
+        public init(hosts: [String] = [], urlPatterns: [URLPattern] = [], userAgentSuffixes: [String] = []) {
+            self.hosts = hosts
+            self.urlPatterns = urlPatterns
+            self.userAgentSuffixes = userAgentSuffixes
+        }
+    }
+
+    /// Requests that are answered with an empty response (seed 003's ad filtering).
+    public struct BlockList: Sendable, Hashable, Codable {
+        /// Host suffixes: `doubleclick.net` blocks it and every subdomain.
+        public var hostSuffixes: [String]
+        /// URL patterns.
+        public var urlPatterns: [URLPattern]
+
+        enum CodingKeys: String, CodingKey {
+            case hostSuffixes, urlPatterns
+        }
+
+        /// Creates a block-list.
+        public init(hostSuffixes: [String] = [], urlPatterns: [URLPattern] = []) {
+            self.hostSuffixes = hostSuffixes
+            self.urlPatterns = urlPatterns
+        }
+    }
+
+    /// How long matching responses live, overriding or completing HTTP's answer.
+    public struct LifetimeRule: Sendable, Hashable, Codable {
+        /// Hosts (with subdomains) the rule applies to; empty for any.
+        public var hosts: [String]?
+        /// URL patterns the rule applies to; empty for any.
+        public var urlPatterns: [URLPattern]?
+        /// Content-type prefixes (`text/css`, `image/`); empty for any.
+        public var contentTypes: [String]?
+        /// A lifetime in seconds that replaces the response's own (seed 002 `cacheTime`).
+        public var ttl: Int?
+        /// A lifetime in seconds used only when the response gives none.
+        public var defaultTTL: Int?
+        /// Whether a hit extends the app-set expiry by the rule's lifetime (seed 001).
+        public var slidingExpiry: Bool?
+
+        /// Creates a rule.
+        public init(
+            hosts: [String]? = nil, urlPatterns: [URLPattern]? = nil, contentTypes: [String]? = nil,
+            ttl: Int? = nil, defaultTTL: Int? = nil, slidingExpiry: Bool? = nil
+        ) {
+            self.hosts = hosts
+            self.urlPatterns = urlPatterns
+            self.contentTypes = contentTypes
+            self.ttl = ttl
+            self.defaultTTL = defaultTTL
+            self.slidingExpiry = slidingExpiry
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real HTTP/1.1 origin server on 127.0.0.1 for end-to-end tests: routes by path, records
+/// every request, and can answer late, fail, or hang up. Stop it with ``stop()``.
+public final class TestOrigin: @unchecked Sendable {
+    /// A request as the origin received it.
+    public struct Request: Sendable {
+        /// The method, e.g. `GET`.
+        public var method: String
+        /// The path with its query.
+        public var target: String
+        /// The header lines in order.
+        public var headers: [(String, String)]
+        /// The body.
+        public var body: Data
+
+        /// The first value of a header, compared without case.
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+
+        /// The path without the query.
+        public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "") }
+    }
+
+    /// What a route answers.
+    public struct Response: Sendable {
+        /// The status code.
+        public var status: Int
+        /// Header lines.
+        public var headers: [(String, String)]
+        /// The body.
+        public var body: Data
+        /// Wait this long before answering.
+        public var delay: Duration
+        /// Close the connection instead of answering.
+        public var hangUp: Bool
+
+        /// Creates a response.
+        public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+            self.hangUp = hangUp
+        }
+
+        /// A text response.
+        public static func text(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> Response {
+            Response(status: status, headers: [("Content-Type", "text/plain")] + headers, body: Data(text.utf8))
+        }
+    }
+
+    /// A route handler.
+    public typealias Handler = @Sendable (Request) -> Response
+
+    private let lock = NSLock()
+    private var routes: [String: Handler] = [:]
+    private var received: [Request] = []
+    private var channel: (any Channel)?
+
+    /// The port, once started.
+    public private(set) var port = 0
+
+    /// Creates a stopped origin.
+    public init() {}
+
+    /// Starts listening on 127.0.0.1 on a free port.
+    public func start() async throws {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: self))
+                }
+            }
+        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        lock.withLock {
+            self.channel = channel
+            self.port = channel.localAddress?.port ?? 0
+        }
+    }
+
+    /// Stops listening and closes the server socket.
+    public func stop() async throws {
+        let channel = lock.withLock { () -> (any Channel)? in
+            defer { self.channel = nil }
+            return self.channel
+        }
+        try await channel?.close()
+    }
+
+    /// The absolute URL of `path` on this origin.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Answers requests to `path` (without query) with `handler`.
+    public func route(_ path: String, _ handler: @escaping Handler) {
+        lock.withLock { routes[path] = handler }
+    }
+
+    /// The requests received for `path` (all when `nil`).
+    public func requests(to path: String? = nil) -> [Request] {
+        lock.withLock { received.filter { path == nil || $0.path == path } }
+    }
+
+    /// How many requests reached `path`.
+    public func count(_ path: String) -> Int { requests(to: path).count }
+
+    func handle(_ request: Request) -> Response {
+        let handler = lock.withLock { () -> Handler? in
+            received.append(request)
+            return routes[request.path]
+        }
+        return handler?(request) ?? .text("no route for \(request.path)", status: 404)
+    }
+}
+
+private final class OriginHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let origin: TestOrigin
+    private var head: HTTPRequestHead?
+    private var body = Data()
+
+    init(origin: TestOrigin) { self.origin = origin }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = Data()
+        case .body(let buffer):
+            body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            guard let head else { return }
+            let request = TestOrigin.Request(
+                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body)
+            let response = origin.handle(request)
+            let keepAlive = head.isKeepAlive
+            if response.delay > .zero {
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                let nanoseconds = response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000
+                context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                    let (handler, context) = bound.value
+                    handler.write(response, keepAlive: keepAlive, context: context)
+                }
+            } else {
+                write(response, keepAlive: keepAlive, context: context)
+            }
+        }
+    }
+
+    private func write(_ response: TestOrigin.Response, keepAlive: Bool, context: ChannelHandlerContext) {
+        guard !response.hangUp else {
+            context.close(promise: nil)
+            return
+        }
+        var headers = HTTPHeaders(response.headers)
+        if !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: String(response.body.count)) }
+        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
+        }
+        if keepAlive {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        } else {
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
