@@ -1,0 +1,64 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import WebCache
+import WebCacheStore
+import WebCacheTestSupport
+
+/// A clock tests move by hand.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = Date(timeIntervalSince1970: 1_763_700_000)
+    var now: Date { lock.withLock { current } }
+    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
+}
+
+/// An origin, a cache in a temporary directory and a clock; `run` tears all of it down.
+struct EngineHarness {
+    let origin: TestOrigin
+    let cache: HTTPCache
+    let clock: ManualClock
+    let network: AsyncHTTPClientOrigin
+    let directory: URL
+
+    static func run(
+        rules: CacheRules = .private, policy: CachePolicy = .init(),
+        adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
+        _ body: (EngineHarness) async throws -> Void
+    ) async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        let directory = try TemporaryDirectory()
+        let clock = ManualClock()
+        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(2), timeout: .seconds(10))
+        var configuration = HTTPCache.Configuration(
+            store: CacheStore.Configuration(directory: directory.url), rules: rules, policy: policy, now: { clock.now })
+        adjust(&configuration)
+        do {
+            let cache = try HTTPCache(configuration: configuration, origin: network)
+            try await body(EngineHarness(origin: origin, cache: cache, clock: clock, network: network, directory: directory.url))
+            await cache.waitForBackgroundWork()
+        } catch {
+            try? await network.shutdown()
+            try? await origin.stop()
+            directory.remove()
+            throw error
+        }
+        try await network.shutdown()
+        try await origin.stop()
+        directory.remove()
+    }
+
+    func get(_ path: String, _ headers: [String] = [], mode: RequestMode = .default, follow: Bool = false) async throws -> CacheResponse {
+        try await cache.response(for: Fixtures.request(.get, origin.url(path).absoluteString, headers), mode: mode, followRedirects: follow)
+    }
+
+    func send(_ method: HTTPRequest.Method, _ path: String, body: Data? = nil, _ headers: [String] = []) async throws -> CacheResponse {
+        try await cache.response(for: Fixtures.request(method, origin.url(path).absoluteString, headers), body: body)
+    }
+}
+
+extension CacheResponse {
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var statusLine: String { head.headerFields[.cacheStatus] ?? "" }
+}
