@@ -61,6 +61,7 @@ public final class TestOrigin: @unchecked Sendable {
     private var routes: [String: Handler] = [:]
     private var received: [Request] = []
     private var channel: (any Channel)?
+    private var connections: [ObjectIdentifier: any Channel] = [:]
 
     /// The port, once started.
     public private(set) var port = 0
@@ -74,7 +75,10 @@ public final class TestOrigin: @unchecked Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture {
+                let id = ObjectIdentifier(channel)
+                lock.withLock { connections[id] = channel }
+                channel.closeFuture.whenComplete { [self] _ in _ = lock.withLock { connections.removeValue(forKey: id) } }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: self))
                 }
@@ -86,13 +90,17 @@ public final class TestOrigin: @unchecked Sendable {
         }
     }
 
-    /// Stops listening and closes the server socket.
+    /// Stops listening and drops every open connection, as an origin that goes away would.
     public func stop() async throws {
-        let channel = lock.withLock { () -> (any Channel)? in
-            defer { self.channel = nil }
-            return self.channel
+        let (channel, open) = lock.withLock { () -> ((any Channel)?, [any Channel]) in
+            defer {
+                self.channel = nil
+                connections.removeAll()
+            }
+            return (self.channel, Array(connections.values))
         }
         try await channel?.close()
+        for connection in open { try? await connection.close() }
     }
 
     /// The absolute URL of `path` on this origin.
