@@ -84,7 +84,7 @@ public final class CacheStore: Sendable {
     public func lookup(_ key: CacheKey) throws -> [CacheEntry] {
         if let entries = memory.entries(for: key) { return entries }
         let generation = memory.generation
-        let entries = try database("look up \(key)") {
+        var entries = try database("look up \(key)") {
             // One SELECT reads a consistent snapshot by itself: no transaction needed around it.
             try pool.unsafeRead { db in
                 let statement = try db.cachedStatement(
@@ -98,6 +98,14 @@ public final class CacheStore: Sendable {
                 return nil
             }
             return entry
+        }
+        let expiries = accessLog.pendingExpiries(for: entries.map(\.id))
+        if !expiries.isEmpty {
+            entries = entries.map { entry in
+                var entry = entry
+                if let expiry = expiries[entry.id] { entry.appExpiry = Date(timeIntervalSince1970: expiry) }
+                return entry
+            }
         }
         if !entries.isEmpty {  // misses are not remembered: another process may store the key
             memory.set(entries, for: key, ifGeneration: generation)
@@ -139,6 +147,7 @@ public final class CacheStore: Sendable {
     /// Records that `entry` was served at `date` (for LRU order) and, for sliding expiry, moves
     /// its app-set expiry to `appExpiry`. Writes are batched.
     public func recordAccess(_ entry: CacheEntry, at date: Date, appExpiry: Date? = nil) {
+        if let appExpiry { memory.setAppExpiry(appExpiry, of: entry.id, key: entry.key) }
         if accessLog.record(id: entry.id, at: date, appExpiry: appExpiry) {
             flushAccesses()
         }

@@ -29,6 +29,15 @@ final class AccessLog: Sendable {
         }
     }
 
+    /// App-set expiries recorded but not yet written, by entry.
+    func pendingExpiries(for ids: [Int64]) -> [Int64: Double] {
+        pending.withLock { pending in
+            var result: [Int64: Double] = [:]
+            for id in ids { if let expiry = pending[id]?.appExpiry { result[id] = expiry } }
+            return result
+        }
+    }
+
     func drain() -> [Int64: Pending] {
         pending.withLock { pending in
             defer { pending.removeAll(keepingCapacity: true) }

@@ -103,6 +103,15 @@ final class MemoryTier: Sendable {
         }
     }
 
+    /// Moves the app-set expiry of a held entry (sliding expiry).
+    func setAppExpiry(_ expiry: Date, of entryID: Int64, key: CacheKey) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
+            node.entries[index].appExpiry = expiry
+        }
+    }
+
     func invalidate(_ keys: some Sequence<CacheKey>) {
         state.withLock { state in
             state.generation &+= 1
