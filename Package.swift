@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching",
+                "HTTPCaching", "WebCache", "WebCacheStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -83,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebCacheTests",
-            dependencies: ["WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport"]
+            dependencies: ["WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache"]
         ),
         .testTarget(
             name: "WebCacheStoreTests",

@@ -11,6 +11,9 @@ struct WebCacheCommand: AsyncParsableCommand {
             (TTL overrides, offline use, allow and block lists) and keeps it on disk.
             """,
         version: "0.1.0",
-        subcommands: [AnalyzeCommand.self]
+        subcommands: [
+            GetCommand.self, ExplainCommand.self, ListCommand.self, StatsCommand.self, RemoveCommand.self,
+            PurgeCommand.self, AnalyzeCommand.self,
+        ]
     )
 }

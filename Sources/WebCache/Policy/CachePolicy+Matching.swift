@@ -47,7 +47,7 @@ extension CachePolicy {
         do {
             text = try String(contentsOf: file, encoding: .utf8)
         } catch {
-            throw PolicyError("cannot read the configuration file \(file.path)", cause: error)
+            throw PolicyError("cannot read the configuration file \(file.path): \(error.localizedDescription)")
         }
         return try parse(text, source: file.path)
     }

@@ -60,6 +60,16 @@ enum StoreSchema {
                 END;
                 """)
         }
+        migrator.registerMigration("v2: counters") { db in
+            try db.execute(sql: """
+                CREATE TABLE counter (
+                    namespace TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    value INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (namespace, name)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import WebCache
+
+/// `webcache get`: fetch through the cache, like curl.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Fetch a URL through the cache and print the body.",
+        discussion: """
+            Exit status: 0 when an HTTP response was obtained (whatever its status), 64 for bad \
+            arguments or configuration, 69 when the network failed and nothing usable was \
+            cached (an offline miss), 73 when the cache directory cannot be used.
+            """)
+
+    @OptionGroup var cache: CacheOptions
+
+    @Argument(help: "The URL to fetch.")
+    var url: String
+
+    @Flag(name: .shortAndLong, help: "Print the status line and headers (with Cache-Status) before the body.")
+    var include = false
+
+    @Option(help: ArgumentHelp("How to use the cache: \(RequestMode.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "mode"))
+    var mode: String = "default"
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value' (repeatable).")
+    var headers: [HeaderLine] = []
+
+    @Option(name: [.customShort("X"), .customLong("request")], help: "The request method.")
+    var method: String = "GET"
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "A request body (implies POST unless -X is given).")
+    var data: String?
+
+    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
+    var followRedirects = false
+
+    func validate() throws {
+        _ = try parseURL(url)
+        guard RequestMode(rawValue: mode) != nil else {
+            throw ValidationError("unknown mode '\(mode)'; use one of \(RequestMode.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard HTTPRequest.Method(method) != nil else { throw ValidationError("'\(method)' is not a valid HTTP method") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let target = try parseURL(url)
+            var requestMethod = HTTPRequest.Method(method)!
+            if data != nil && method == "GET" { requestMethod = .post }
+            let request = HTTPRequest(method: requestMethod, url: target, headerFields: HeaderLine.fields(headers))
+            let policy = try cache.policy()
+            let origin = AsyncHTTPClientOrigin()
+            let outcome: Result<CacheResponse, any Error>
+            do {
+                let httpCache = try HTTPCache(
+                    configuration: .init(store: cache.storeConfiguration(), policy: policy, logger: CacheOptions.quietLogger), origin: origin)
+                do {
+                    outcome = .success(try await httpCache.response(
+                        for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!, followRedirects: followRedirects))
+                } catch {
+                    outcome = .failure(error)
+                }
+                httpCache.persistCounters()
+            } catch {
+                outcome = .failure(CommandFailure(.cacheUnusable, "cannot open the cache at \(cache.directory.path): \(error)"))
+            }
+            try? await origin.shutdown()
+            let response = try outcome.get()
+            if include {
+                var head = "HTTP/1.1 \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
+                for field in response.head.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
+                FileHandle.standardOutput.write(Data((head + "\r\n").utf8))
+            }
+            FileHandle.standardOutput.write(response.body)
+        }
+    }
+}

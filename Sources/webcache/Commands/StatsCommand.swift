@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import WebCache
+import WebCacheStore
+
+/// `webcache stats`: totals, per host, and what the cache has done.
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Show entries, bytes, per-host usage and hit counts.")
+
+    @OptionGroup var cache: CacheOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let store = try cache.openStore()
+            let statistics = try store.statistics()
+            let counters = CacheCounters(dictionary: try store.counters())
+            print("cache:     \(cache.directory.path)")
+            print("entries:   \(statistics.entries) (\(statistics.pinnedEntries) pinned)")
+            print("bytes:     \(formatBytes(statistics.diskBytes)) on disk")
+            print("requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked")
+            print("bytes out: \(formatBytes(counters.bytesFromCache)) from cache, \(formatBytes(counters.bytesFromOrigin)) from origins")
+            if !statistics.hosts.isEmpty {
+                print("")
+                printTable(["HOST", "ENTRIES", "BYTES"], statistics.hosts.map { [$0.host, String($0.entries), formatBytes($0.bytes)] })
+            }
+        }
+    }
+}

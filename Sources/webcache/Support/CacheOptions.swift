@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import HTTPCaching
+import Logging
+import WebCache
+import WebCacheStore
+
+/// Options every command takes: where the cache is and which rules apply.
+struct CacheOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The cache directory (default: $WEBCACHE_DIR, else the platform's cache directory).", valueName: "dir"))
+    var cacheDir: String?
+
+    @Option(help: ArgumentHelp("A YAML file with the cache policy (lifetimes, allow and block lists, offline use).", valueName: "file"))
+    var config: String?
+
+    /// The directory in use.
+    var directory: URL {
+        if let cacheDir { return URL(fileURLWithPath: cacheDir) }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["WEBCACHE_DIR"], !fromEnvironment.isEmpty {
+            return URL(fileURLWithPath: fromEnvironment)
+        }
+        #if os(Linux)
+        let base = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        return base.appendingPathComponent("webcache")
+        #else
+        return FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0].appendingPathComponent("WebCache")
+        #endif
+    }
+
+    func policy() throws -> CachePolicy {
+        guard let config else { return CachePolicy() }
+        return try CachePolicy.load(from: URL(fileURLWithPath: config))
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "webcache")
+        logger.logLevel = .error
+        return logger
+    }
+
+    func storeConfiguration() -> CacheStore.Configuration {
+        var configuration = CacheStore.Configuration(directory: directory)
+        configuration.logger = Self.quietLogger
+        return configuration
+    }
+
+    /// Opens the store, or fails with a one-line message.
+    func openStore() throws -> CacheStore {
+        do {
+            return try CacheStore(configuration: storeConfiguration())
+        } catch {
+            throw CommandFailure(.cacheUnusable, "cannot open the cache at \(directory.path): \(error)")
+        }
+    }
+}
+
+/// A failure reported as one line on stderr with a documented exit code.
+struct CommandFailure: Error {
+    let code: ExitCodes
+    let message: String
+    init(_ code: ExitCodes, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The exit codes of `webcache` (documented in the README).
+enum ExitCodes: Int32 {
+    /// Bad arguments or an unreadable configuration (sysexits EX_USAGE / EX_CONFIG).
+    case usage = 64
+    /// The network failed and nothing usable was cached, or an offline miss (EX_UNAVAILABLE).
+    case unavailable = 69
+    /// The cache directory cannot be used (EX_CANTCREAT).
+    case cacheUnusable = 73
+}
+
+extension AsyncParsableCommand {
+    /// Runs `body`, turning failures into one line on stderr and a documented exit code.
+    func reportingFailures(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let failure as CommandFailure {
+            FileHandle.standardError.write(Data("webcache: \(failure.message)\n".utf8))
+            throw ExitCode(failure.code.rawValue)
+        } catch let error as PolicyError {
+            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
+            throw ExitCode(ExitCodes.usage.rawValue)
+        } catch let error as CacheError {
+            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
+            throw ExitCode(error.kind == .invalidRequest ? ExitCodes.usage.rawValue : ExitCodes.unavailable.rawValue)
+        } catch let error as StoreError {
+            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
+            throw ExitCode(ExitCodes.cacheUnusable.rawValue)
+        }
+    }
+}
+
+/// Parses an absolute http(s) URL argument.
+func parseURL(_ text: String) throws -> URL {
+    guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+        throw ValidationError("'\(text)' is not an absolute http(s) URL")
+    }
+    return url
+}
+
+/// `1.2 KB`, `3.4 MB`.
+func formatBytes(_ bytes: Int) -> String {
+    switch bytes {
+    case ..<1024: return "\(bytes) B"
+    case ..<(1 << 20): return String(format: "%.1f KB", Double(bytes) / 1024)
+    case ..<(1 << 30): return String(format: "%.1f MB", Double(bytes) / 1_048_576)
+    default: return String(format: "%.2f GB", Double(bytes) / 1_073_741_824)
+    }
+}
+
+/// `42 s`, `5 min`, `3 h`, `2 d`.
+func formatSeconds(_ seconds: Int) -> String {
+    switch abs(seconds) {
+    case ..<120: return "\(seconds) s"
+    case ..<7200: return "\(seconds / 60) min"
+    case ..<172_800: return "\(seconds / 3600) h"
+    default: return "\(seconds / 86_400) d"
+    }
+}
+
+/// Prints rows as an aligned table.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    var widths = header.map(\.count)
+    for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+    func line(_ cells: [String]) -> String {
+        cells.enumerated().map { index, cell in
+            index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        }.joined(separator: "  ")
+    }
+    print(line(header))
+    for row in rows { print(line(row)) }
+}
