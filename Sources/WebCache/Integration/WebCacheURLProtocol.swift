@@ -1,0 +1,133 @@
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Foundation
+
+/// A `URLProtocol` that answers any `URLSession`'s http(s) requests through an ``HTTPCache``.
+///
+/// ```swift
+/// let configuration = URLSessionConfiguration.default
+/// WebCacheURLProtocol.install(cache, into: configuration)   // the one line
+/// let session = URLSession(configuration: configuration)
+/// ```
+///
+/// The request's `cachePolicy` maps to a ``RequestMode``. Redirects are followed inside the
+/// cache (each hop cached) and the final response is reported, because calling
+/// `client.urlProtocol(_:wasRedirectedTo:redirectResponse:)` crashes on Linux. The cache's own
+/// origin must not go through this protocol: give ``URLSessionOrigin`` a configuration without
+/// it (or use ``AsyncHTTPClientOrigin``). Request bodies, from `httpBody` or
+/// `httpBodyStream`, reach the origin unchanged.
+///
+/// One cache serves all sessions the protocol is installed in; installing again replaces it.
+public final class WebCacheURLProtocol: URLProtocol {
+    private static let installed = Locked<HTTPCache?>(nil)
+    private let loading = Locked<Task<Void, Never>?>(nil)
+
+    /// Makes `cache` answer the http(s) requests of sessions created with `configuration`
+    /// (Linux ignores `URLProtocol.registerClass` for http(s); `protocolClasses` always works).
+    public static func install(_ cache: HTTPCache, into configuration: URLSessionConfiguration) {
+        installed.withLock { $0 = cache }
+        let others = (configuration.protocolClasses ?? []).filter { $0 != WebCacheURLProtocol.self }
+        configuration.protocolClasses = [WebCacheURLProtocol.self] + others
+    }
+
+    /// Stops answering requests (sessions fall through to the network).
+    public static func uninstall() {
+        installed.withLock { $0 = nil }
+    }
+
+    /// The request mode for a `URLRequest.CachePolicy` (seed 003's six policies).
+    public static func mode(for policy: URLRequest.CachePolicy) -> RequestMode {
+        switch policy {
+        case .reloadIgnoringLocalCacheData: return .reload
+        case .reloadIgnoringLocalAndRemoteCacheData: return .reloadIgnoringRemoteCaches
+        case .returnCacheDataElseLoad: return .preferCache
+        case .returnCacheDataDontLoad: return .onlyCache
+        case .reloadRevalidatingCacheData: return .revalidate
+        default: return .default
+        }
+    }
+
+    override public class func canInit(with request: URLRequest) -> Bool {
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        return installed.withLock { $0 != nil }
+    }
+
+    override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override public func startLoading() {
+        guard let cache = Self.installed.withLock({ $0 }), let url = request.url else {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        let this = UncheckedSendable(self)
+        let urlRequest = UncheckedSendable(request)
+        let task = Task { await WebCacheURLProtocol.load(this, urlRequest, cache: cache, url: url) }
+        loading.withLock { $0 = task }
+    }
+
+    // URLProtocol is not Sendable; URLSession calls back into it from any thread by design.
+    private static func load(
+        _ box: UncheckedSendable<WebCacheURLProtocol>, _ requestBox: UncheckedSendable<URLRequest>, cache: HTTPCache, url: URL
+    ) async {
+        let this = box.value
+        let urlRequest = requestBox.value
+        let client = this.client
+        do {
+            var head = HTTPRequest(method: HTTPRequest.Method(urlRequest.httpMethod ?? "GET") ?? .get, url: url)
+            for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
+                if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
+            }
+            let body = try Self.body(of: urlRequest)
+            let response = try await cache.response(
+                for: head, body: body, mode: Self.mode(for: urlRequest.cachePolicy), followRedirects: true)
+            guard !Task.isCancelled else { return }
+            var fields: [String: String] = [:]
+            for field in response.head.headerFields {
+                fields[field.name.rawName] = fields[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
+            }
+            guard let http = HTTPURLResponse(url: response.url, statusCode: response.head.status.code, httpVersion: "HTTP/1.1", headerFields: fields) else {
+                throw URLError(.badServerResponse)
+            }
+            client?.urlProtocol(this, didReceive: http, cacheStoragePolicy: .notAllowed)
+            if !response.body.isEmpty { client?.urlProtocol(this, didLoad: response.body) }
+            client?.urlProtocolDidFinishLoading(this)
+        } catch let error as CacheError {
+            let code: URLError.Code = error.kind == .offlineMiss ? .notConnectedToInternet : error.kind == .tooManyRedirects ? .httpTooManyRedirects : .cannotLoadFromNetwork
+            client?.urlProtocol(this, didFailWithError: URLError(code, userInfo: [NSLocalizedDescriptionKey: error.description]))
+        } catch {
+            client?.urlProtocol(this, didFailWithError: error)
+        }
+    }
+
+    override public func stopLoading() {
+        loading.withLock { $0?.cancel() }
+    }
+
+    /// The request body from `httpBody` or, read whole, from `httpBodyStream`.
+    static func body(of request: URLRequest) throws -> Data? {
+        if let body = request.httpBody { return body }
+        guard let stream = request.httpBodyStream else { return nil }
+        stream.open()
+        defer { stream.close() }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let read = stream.read(&buffer, maxLength: buffer.count)
+            if read < 0 { throw stream.streamError ?? URLError(.cannotLoadFromNetwork) }
+            if read == 0 { break }
+            data.append(buffer, count: read)
+        }
+        return data
+    }
+}
+
+/// Carries a value the compiler cannot prove Sendable across a task boundary; used only where
+/// the framework's contract makes the access safe.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
