@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-bench",
             dependencies: [
-                "WebCacheStore", "HTTPCaching",
+                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -3,7 +3,7 @@ import Foundation
 
 /// `webcache-bench`: WebCache's benchmarks, each beside the real alternative in the same run.
 @main
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webcache-bench",
         abstract: "Measure WebCache beside Foundation's URLCache and print a table.",
@@ -15,11 +15,16 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Skip the slow 10^6-entry fill (about a minute).")
     var quick = false
 
-    func run() throws {
+    @Flag(help: "Run only the engine benchmarks (skip the store).")
+    var engineOnly = false
+
+    func run() async throws {
         #if DEBUG
         print("warning: a debug build; run with -c release for meaningful figures")
         #endif
-        let results = try StoreBenchmarks(quick: quick, log: { FileHandle.standardError.write(Data("… \($0)\n".utf8)) }).run()
+        let log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("… \($0)\n".utf8)) }
+        var results = engineOnly ? [] : try StoreBenchmarks(quick: quick, log: log).run()
+        results += try await EngineBenchmarks(log: log).run()
         printTable(results)
         if let json {
             let encoder = JSONEncoder()
