@@ -3,6 +3,7 @@ import HTTPCaching
 import HTTPTypes
 import Testing
 import WebCache
+import WebCacheStore
 import WebCacheTestSupport
 
 @Suite("Engine: app policies")
@@ -199,5 +200,29 @@ struct PolicyTests {
     ])
     func patterns(pattern: String, url: String, matches: Bool) {
         #expect(URLPattern(pattern).matches(url) == matches)
+    }
+}
+
+@Suite("Configuration file: storage settings")
+struct StorageSettingsTests {
+    @Test("capacities and a sub-directory come from the storage section")
+    func storage() throws {
+        let settings = try StorageSettings.parse("""
+            enabled: true
+            storage:
+              subdirectory: articles
+              memoryCapacity: 1000
+              diskCapacity: 2000
+              maximumEntrySize: 300
+            """)
+        var configuration = CacheStore.Configuration(directory: URL(fileURLWithPath: "/tmp/wc"))
+        try settings.apply(to: &configuration)
+        #expect(configuration.directory.path == "/tmp/wc/articles")
+        #expect(configuration.memoryCapacity == 1000 && configuration.diskCapacity == 2000 && configuration.maximumEntrySize == 300)
+        #expect(try StorageSettings.parse("enabled: false") == StorageSettings())
+        var escaping = configuration
+        #expect(throws: PolicyError.self) { try StorageSettings(subdirectory: "../elsewhere").apply(to: &escaping) }
+        #expect(throws: PolicyError.self) { try StorageSettings(diskCapacity: -1).apply(to: &escaping) }
+        #expect(throws: PolicyError.self) { try StorageSettings.parse("storage: 12") }
     }
 }

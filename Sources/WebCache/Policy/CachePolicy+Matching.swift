@@ -103,7 +103,8 @@ public struct PolicyError: Error, Sendable, CustomStringConvertible {
     /// The underlying error.
     public var cause: (any Error)?
 
-    init(_ message: String, cause: (any Error)? = nil) {
+    /// Creates an error.
+    public init(_ message: String, cause: (any Error)? = nil) {
         self.message = message
         self.cause = cause
     }

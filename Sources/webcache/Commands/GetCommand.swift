@@ -53,11 +53,12 @@ struct GetCommand: AsyncParsableCommand {
             if data != nil && method == "GET" { requestMethod = .post }
             let request = HTTPRequest(method: requestMethod, url: target, headerFields: HeaderLine.fields(headers))
             let policy = try cache.policy()
+            let storeConfiguration = try cache.storeConfiguration()
             let origin = AsyncHTTPClientOrigin()
             let outcome: Result<CacheResponse, any Error>
             do {
                 let httpCache = try HTTPCache(
-                    configuration: .init(store: cache.storeConfiguration(), policy: policy, logger: CacheOptions.quietLogger), origin: origin)
+                    configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger), origin: origin)
                 do {
                     outcome = .success(try await httpCache.response(
                         for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!, followRedirects: followRedirects))

@@ -33,22 +33,35 @@ struct CacheOptions: ParsableArguments {
         return try CachePolicy.load(from: URL(fileURLWithPath: config))
     }
 
+    func storage() throws -> StorageSettings {
+        guard let config else { return StorageSettings() }
+        let text: String
+        do {
+            text = try String(contentsOfFile: config, encoding: .utf8)
+        } catch {
+            throw PolicyError("cannot read the configuration file \(config): \(error.localizedDescription)")
+        }
+        return try StorageSettings.parse(text, source: config)
+    }
+
     static var quietLogger: Logger {
         var logger = Logger(label: "webcache")
         logger.logLevel = .error
         return logger
     }
 
-    func storeConfiguration() -> CacheStore.Configuration {
+    func storeConfiguration() throws -> CacheStore.Configuration {
         var configuration = CacheStore.Configuration(directory: directory)
         configuration.logger = Self.quietLogger
+        try storage().apply(to: &configuration)
         return configuration
     }
 
     /// Opens the store, or fails with a one-line message.
     func openStore() throws -> CacheStore {
+        let configuration = try storeConfiguration()
         do {
-            return try CacheStore(configuration: storeConfiguration())
+            return try CacheStore(configuration: configuration)
         } catch {
             throw CommandFailure(.cacheUnusable, "cannot open the cache at \(directory.path): \(error)")
         }

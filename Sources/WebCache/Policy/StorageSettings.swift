@@ -1,0 +1,65 @@
+import WebCacheStore
+import Yams
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The storage part of a configuration file (seed 002's capacities and sub-directory):
+///
+/// ```yaml
+/// storage:
+///   subdirectory: articles       # inside the cache directory
+///   memoryCapacity: 33554432
+///   diskCapacity: 536870912
+///   maximumEntrySize: 67108864
+/// ```
+public struct StorageSettings: Sendable, Hashable, Codable {
+    /// A sub-directory of the cache directory to use instead of it.
+    public var subdirectory: String?
+    /// Bytes kept in memory.
+    public var memoryCapacity: Int?
+    /// Bytes kept on disk.
+    public var diskCapacity: Int?
+    /// The largest body stored.
+    public var maximumEntrySize: Int?
+
+    /// Creates settings; `nil` keeps the store's default.
+    public init(subdirectory: String? = nil, memoryCapacity: Int? = nil, diskCapacity: Int? = nil, maximumEntrySize: Int? = nil) {
+        self.subdirectory = subdirectory
+        self.memoryCapacity = memoryCapacity
+        self.diskCapacity = diskCapacity
+        self.maximumEntrySize = maximumEntrySize
+    }
+
+    private struct File: Decodable {
+        var storage: StorageSettings?
+    }
+
+    /// Reads the `storage` section of a YAML configuration (empty settings when absent).
+    public static func parse(_ text: String, source: String = "configuration") throws -> StorageSettings {
+        do {
+            return try YAMLDecoder().decode(File.self, from: text).storage ?? StorageSettings()
+        } catch {
+            throw PolicyError("\(source) has an invalid storage section: \(error)")
+        }
+    }
+
+    /// Applies the settings to a store configuration rooted at `directory`.
+    public func apply(to configuration: inout CacheStore.Configuration) throws {
+        if let subdirectory {
+            guard !subdirectory.isEmpty, !subdirectory.contains(".."), !subdirectory.hasPrefix("/") else {
+                throw PolicyError("storage.subdirectory must be a relative name, not '\(subdirectory)'")
+            }
+            configuration.directory = configuration.directory.appendingPathComponent(subdirectory)
+        }
+        for (name, value) in [("memoryCapacity", memoryCapacity), ("diskCapacity", diskCapacity), ("maximumEntrySize", maximumEntrySize)] {
+            if let value, value < 0 { throw PolicyError("storage.\(name) must not be negative") }
+        }
+        if let memoryCapacity { configuration.memoryCapacity = memoryCapacity }
+        if let diskCapacity { configuration.diskCapacity = diskCapacity }
+        if let maximumEntrySize { configuration.maximumEntrySize = maximumEntrySize }
+    }
+}
