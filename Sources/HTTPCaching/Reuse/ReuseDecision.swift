@@ -74,3 +74,18 @@ public struct ReuseConditions: Sendable, Hashable {
     /// The usual case: the origin can be asked.
     public static let connected = ReuseConditions()
 }
+
+extension ReuseDecision.Action: CustomStringConvertible {
+    /// The action in words, e.g. `serve stale and revalidate in the background`.
+    public var description: String {
+        switch self {
+        case .useFresh: return "serve from cache"
+        case .useStale(.maxStale): return "serve stale (max-stale)"
+        case .useStale(.staleWhileRevalidate): return "serve stale and revalidate in the background"
+        case .useStale(.disconnected): return "serve stale (offline)"
+        case .validate: return "revalidate with the origin"
+        case .fetch: return "fetch from the origin"
+        case .gatewayTimeout: return "answer 504 (only-if-cached)"
+        }
+    }
+}

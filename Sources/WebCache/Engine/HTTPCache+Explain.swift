@@ -37,23 +37,11 @@ extension HTTPCache {
             return lines
         }
         let decision = decide(entry, request: request, mode: .default, now: now, configuration: configuration)
-        lines.append("decision: \(Self.describe(decision.action)) — \(decision)")
+        lines.append("decision: \(decision.action) — \(decision)")
         if decision.action == .validate, let validators = configuration.rules.validatorSummary(for: entry.stored) {
             lines.append("  would send \(validators)")
         }
         if decision.mayServeStaleOnError { lines.append("  if the origin fails, the stored response may be served stale") }
         return lines
-    }
-
-    static func describe(_ action: ReuseDecision.Action) -> String {
-        switch action {
-        case .useFresh: return "serve from cache"
-        case .useStale(.maxStale): return "serve stale (max-stale)"
-        case .useStale(.staleWhileRevalidate): return "serve stale and revalidate in the background"
-        case .useStale(.disconnected): return "serve stale (offline)"
-        case .validate: return "revalidate with the origin"
-        case .fetch: return "fetch from the origin"
-        case .gatewayTimeout: return "answer 504 (only-if-cached)"
-        }
     }
 }

@@ -68,23 +68,11 @@ struct AnalyzeCommand: ParsableCommand {
         let later = now.addingTimeInterval(TimeInterval(after))
         let decision = rules.reuse(
             stored, for: request, now: later, conditions: ReuseConditions(originReachable: !offline))
-        print("after \(after) s: \(describe(decision.action)) — \(decision)")
+        print("after \(after) s: \(decision.action) — \(decision)")
         if decision.action == .validate, let validators = rules.validatorSummary(for: stored) {
             print("validate with \(validators)")
         }
         if decision.mayServeStaleOnError { print("if the origin fails: the stored response may be served stale") }
-    }
-
-    private func describe(_ action: ReuseDecision.Action) -> String {
-        switch action {
-        case .useFresh: return "serve from cache"
-        case .useStale(.maxStale): return "serve stale (max-stale)"
-        case .useStale(.staleWhileRevalidate): return "serve stale and revalidate in the background"
-        case .useStale(.disconnected): return "serve stale (offline)"
-        case .validate: return "revalidate with the origin"
-        case .fetch: return "fetch from the origin"
-        case .gatewayTimeout: return "answer 504 (only-if-cached)"
-        }
     }
 
     /// Replaces `@N` values with the HTTP date N seconds from `now`.
