@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
         .library(name: "WebCache", targets: ["WebCache"]),
+        .library(name: "WebCacheProxy", targets: ["WebCacheProxy"]),
         .executable(name: "webcache", targets: ["webcache"]),
     ],
     dependencies: [
@@ -49,10 +50,21 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "WebCacheProxy",
+            dependencies: [
+                "WebCache", "HTTPCaching", "WebCacheStore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore",
+                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -83,7 +95,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WebCacheTests",
-            dependencies: ["WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache"]
+            dependencies: [
+                "WebCache", "WebCacheProxy", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "WebCacheStoreTests",

@@ -13,7 +13,7 @@ struct WebCacheCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             GetCommand.self, ExplainCommand.self, ListCommand.self, StatsCommand.self, RemoveCommand.self,
-            PurgeCommand.self, AnalyzeCommand.self,
+            PurgeCommand.self, ProxyCommand.self, AnalyzeCommand.self,
         ]
     )
 }

@@ -90,9 +90,11 @@ extension HTTPCache {
         let allowedByRFC: Bool
         if case .useStale = offline.action { allowedByRFC = true } else { allowedByRFC = offline.mayServeStaleOnError }
         // The app's offline policy (seeds 000, 001) may serve what RFC 9111 §4.2.4 would not
-        // (no-cache, must-revalidate pages), within its staleness limit, unless it is strict.
+        // (no-cache, must-revalidate pages), within its staleness limit — never in a shared
+        // cache, which answers many users and must follow the RFC.
+        let strict = policy.offlineStrict || configuration.rules.kind.shared
         let withinLimit = offline.staleness <= (policy.offlineMaxStale ?? Int.max)
-        guard allowedByRFC || (!policy.offlineStrict && withinLimit) else { return nil }
+        guard allowedByRFC || (!strict && withinLimit) else { return nil }
         count { $0.staleServed += 1 }
         return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: "offline", policy: policy)
     }

@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Sends raw bytes to 127.0.0.1:`port` and returns everything the server answers until it
+/// closes the connection (send `Connection: close`). For requests no client library sends:
+/// absolute-form targets, malformed messages.
+public enum RawHTTPClient {
+    /// Runs the blocking exchange on its own thread, so that the cooperative thread pool (two
+    /// threads on a 2-core machine) stays free for the server under test.
+    public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try blockingExchange(port: port, request, timeout: timeout) })
+            }
+            thread.start()
+        }
+    }
+
+    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval) throws -> String {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let bytes = Array(request.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+            guard result > 0 else { throw POSIXError(.EPIPE) }
+            sent += result
+        }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            received.append(buffer, count: count)
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}

@@ -1,0 +1,134 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import NIOCore
+import Testing
+import WebCache
+import WebCacheProxy
+import WebCacheStore
+import WebCacheTestSupport
+
+@Suite("The caching proxy, end to end", .serialized)
+struct ProxyTests {
+    /// Runs a proxy over a shared cache in front of `origin`; tears everything down afterwards.
+    static func withProxy(
+        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [],
+        _ body: (Int, HTTPClient) async throws -> Void
+    ) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // AsyncHTTPClient retries refused connections until the deadline: keep it short.
+        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(3))
+        let cache = try HTTPCache(
+            configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: network)
+        let proxy = CachingProxy(
+            cache: cache,
+            configuration: ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed))
+        let serving = Task { try await proxy.run() }
+        var port: Int?
+        for _ in 0..<200 where port == nil {
+            port = proxy.port
+            if port == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let proxyPort = try #require(port)
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(proxy: reverse ? nil : .server(host: "127.0.0.1", port: proxyPort)))
+        do {
+            try await body(proxyPort, client)
+        } catch {
+            try? await client.shutdown()
+            serving.cancel()
+            _ = await serving.result
+            try? await network.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+        serving.cancel()
+        _ = await serving.result
+        try await network.shutdown()
+    }
+
+    static func get(_ client: HTTPClient, _ url: String, method: NIOHTTP1Method = .GET, body: String? = nil) async throws -> (HTTPClientResponse, String) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 10 << 20)
+        return (response, String(buffer: bytes))
+    }
+
+    @Test("reverse mode: misses go upstream once, hits carry Age, Via and Cache-Status; private is never stored")
+    func reverse() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/page") { _ in .text("shared page", headers: [("Cache-Control", "max-age=600")]) }
+        origin.route("/mine") { _ in .text("private page", headers: [("Cache-Control", "private, max-age=600")]) }
+        origin.route("/form") { request in .text("received \(request.body.count)") }
+        try await Self.withProxy(origin) { port, client in
+            let base = "http://127.0.0.1:\(port)"
+            let (first, firstBody) = try await Self.get(client, base + "/page")
+            #expect(firstBody == "shared page")
+            #expect(first.headers.first(name: "Cache-Status")?.contains("fwd=uri-miss") == true)
+            let (second, _) = try await Self.get(client, base + "/page")
+            #expect(second.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
+            #expect(second.headers.first(name: "Age") != nil)
+            #expect(second.headers.first(name: "Via")?.contains("webcache") == true)
+            #expect(origin.count("/page") == 1)
+            _ = try await Self.get(client, base + "/mine")
+            _ = try await Self.get(client, base + "/mine")
+            #expect(origin.count("/mine") == 2)
+            let (_, posted) = try await Self.get(client, base + "/form", method: .POST, body: "a=1&b=2")
+            #expect(posted == "received 7")
+        }
+    }
+
+    @Test("forward mode: absolute-form requests are cached; destinations outside the allow-list are refused")
+    func forward() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/f") { _ in .text("forwarded", headers: [("Cache-Control", "max-age=600")]) }
+        try await Self.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
+            let request = "GET \(origin.url("/f").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+            let first = try await RawHTTPClient.exchange(port: port, request)
+            #expect(first.hasPrefix("HTTP/1.1 200") && first.hasSuffix("forwarded"))
+            let second = try await RawHTTPClient.exchange(port: port, request)
+            #expect(second.contains("Cache-Status: WebCache; hit"))
+            #expect(origin.count("/f") == 1)
+            let elsewhere = "GET http://localhost:\(origin.port)/f HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+            #expect(try await RawHTTPClient.exchange(port: port, elsewhere).hasPrefix("HTTP/1.1 403"))
+            let relative = "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            #expect(try await RawHTTPClient.exchange(port: port, relative).hasPrefix("HTTP/1.1 400"))
+        }
+    }
+
+    @Test("malformed requests get 400 and the connection is closed, never a crash")
+    func malformed() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        try await Self.withProxy(origin) { port, _ in
+            let garbage = try await RawHTTPClient.exchange(port: port, "THIS IS NOT HTTP\r\n\r\n")
+            #expect(garbage.hasPrefix("HTTP/1.1 400"))
+            let badHeader = try await RawHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n")
+            #expect(badHeader.hasPrefix("HTTP/1.1 400"))
+        }
+    }
+
+    @Test("an unreachable upstream gets 504, not a hang")
+    func upstreamDown() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        try await Self.withProxy(origin) { port, client in
+            try await origin.stop()
+            let (response, _) = try await Self.get(client, "http://127.0.0.1:\(port)/gone")
+            #expect(response.status.code == 504)
+        }
+    }
+}
+
+typealias NIOHTTP1Method = NIOHTTP1.HTTPMethod
+import NIOHTTP1
