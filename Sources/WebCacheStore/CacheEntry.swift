@@ -32,7 +32,7 @@ public struct CacheEntry: Sendable, Hashable {
     public var isPinned: Bool
 
     /// Where the body is.
-    package let body: BodyLocation
+    package var body: BodyLocation
 }
 
 /// Where a stored body lives.

@@ -26,7 +26,7 @@ extension CacheStore {
         var victims: [RemovedRow] = []
         let cursor = try Row.fetchCursor(
             db,
-            sql: "SELECT id, method, url, host, bodyFile, bodySize FROM entry WHERE namespace = ? AND pinned = 0 ORDER BY lastAccess",
+            sql: "SELECT \(RemovedRow.columns), bodySize FROM entry WHERE namespace = ? AND pinned = 0 ORDER BY lastAccess",
             arguments: [namespace])
         while excess > 0, let row = try cursor.next() {
             victims.append(RemovedRow(id: row["id"], method: row["method"], url: row["url"], host: row["host"], bodyFile: row["bodyFile"]))

@@ -14,6 +14,9 @@ struct RemovedRow: FetchableRecord, Decodable, Sendable {
     var host: String
     var bodyFile: String?
 
+    /// The columns to select for it.
+    static let columns = "id, method, url, host, bodyFile"
+
     var key: CacheKey { CacheKey(storedMethod: method, url: url, host: host) }
 }
 
@@ -97,7 +100,7 @@ extension CacheStore {
         let removed = try database(what) {
             try pool.write { db -> [RemovedRow] in
                 let rows = try RemovedRow.fetchAll(
-                    db, sql: "SELECT id, method, url, host, bodyFile FROM entry WHERE namespace = ? AND (\(condition))",
+                    db, sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND (\(condition))",
                     arguments: [namespace] + arguments)
                 for chunk in rows.map(\.id).chunked(into: 500) {
                     try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")

@@ -132,7 +132,7 @@ extension CacheStore {
     private func replaceRow(_ row: EntryRow, into db: Database, rows: inout [EntryRow]) throws -> [RemovedRow] {
         var row = row
         let removed = try RemovedRow.fetchAll(
-            db, sql: "SELECT id, method, url, host, bodyFile FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
+            db, sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
             arguments: [namespace, row.method, row.url, row.varyKey])
         if !removed.isEmpty {
             try db.execute(sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")

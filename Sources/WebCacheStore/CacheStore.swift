@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 import GRDB
 import HTTPCaching
 import Logging
@@ -182,11 +190,3 @@ public final class CacheStore: Sendable {
         _ = try? removeRows(ids: [entry.id])
     }
 }
-
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -62,7 +62,7 @@ extension HTTPCache {
         let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
         switch decision.action {
         case .useFresh:
-            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: nil, policy: policy)
+            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision)
         case .useStale(let reason):
             if reason == .staleWhileRevalidate { revalidateInBackground(entry, request: request, url: url, policy: policy) }
             count { $0.staleServed += 1 }
@@ -72,7 +72,7 @@ extension HTTPCache {
             case .maxStale: detail = mode == .default ? "max-stale" : mode.rawValue
             case .disconnected: detail = "offline"
             }
-            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: detail, policy: policy)
+            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision)
         case .gatewayTimeout:
             return gatewayTimeout(url: url, configuration: configuration)
         case .fetch:

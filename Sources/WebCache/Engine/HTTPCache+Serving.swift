@@ -13,7 +13,7 @@ extension HTTPCache {
     /// match, no body for HEAD. A body that turns out unusable (corrupt, vanished) is a miss.
     func serveStoredOrRefetch(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
-        status given: CacheStatus? = nil
+        status given: CacheStatus? = nil, decision known: ReuseDecision? = nil
     ) async throws -> CacheResponse {
         let configuration = self.configuration
         let rules = configuration.rules
@@ -25,7 +25,8 @@ extension HTTPCache {
             return try await fetchAndRespond(request, key: entry.key, url: url, forward: .miss, policy: policy)
         }
         var head = rules.headForServing(entry.stored, now: now)
-        let decision = decide(entry, request: request, mode: .default, now: now, configuration: configuration)
+        // The caller usually has the decision already; only age and staleness are read here.
+        let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
         var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
         status.ttl = -decision.staleness
         status.detail = status.detail ?? detail

@@ -51,13 +51,16 @@ public final class WebCacheURLProtocol: URLProtocol {
         }
     }
 
+    /// Claims http(s) requests while a cache is installed.
     override public class func canInit(with request: URLRequest) -> Bool {
         guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
         return installed.withLock { $0 != nil }
     }
 
+    /// Requests are used as they are; the cache normalises its own keys.
     override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
+    /// Answers the request through the installed cache.
     override public func startLoading() {
         guard let cache = Self.installed.withLock({ $0 }), let url = request.url else {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
@@ -103,6 +106,7 @@ public final class WebCacheURLProtocol: URLProtocol {
         }
     }
 
+    /// Stops waiting for the cache; a shared origin fetch goes on for others.
     override public func stopLoading() {
         loading.withLock { $0?.cancel() }
     }

@@ -33,21 +33,6 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
     var groupName: String?
     var pinned: Bool
 
-    enum Columns {
-        static let id = Column(CodingKeys.id)
-        static let namespace = Column(CodingKeys.namespace)
-        static let method = Column(CodingKeys.method)
-        static let url = Column(CodingKeys.url)
-        static let host = Column(CodingKeys.host)
-        static let varyKey = Column(CodingKeys.varyKey)
-        static let lastAccess = Column(CodingKeys.lastAccess)
-        static let bodySize = Column(CodingKeys.bodySize)
-        static let bodyFile = Column(CodingKeys.bodyFile)
-        static let groupName = Column(CodingKeys.groupName)
-        static let pinned = Column(CodingKeys.pinned)
-        static let discardAfter = Column(CodingKeys.discardAfter)
-    }
-
     /// The columns in the order ``init(row:)`` reads them; listing queries may replace
     /// `bodyInline` by `NULL AS bodyInline`.
     static let selection = """

@@ -89,11 +89,7 @@ final class MemoryTier: Sendable {
         guard isEnabled, data.count <= maximumBodySize else { return }
         state.withLock { state in
             guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
-            let entry = node.entries[index]
-            node.entries[index] = CacheEntry(
-                id: entry.id, key: entry.key, varyKey: entry.varyKey, stored: entry.stored, bodySize: entry.bodySize,
-                lastAccess: entry.lastAccess, appExpiry: entry.appExpiry, discardAfter: entry.discardAfter,
-                group: entry.group, isPinned: entry.isPinned, body: .data(data))
+            node.entries[index].body = .data(data)
             let cost = Self.cost(of: node.entries)
             state.bytes += cost - node.cost
             node.cost = cost
