@@ -18,6 +18,8 @@ public struct CacheResponse: Sendable {
     public var cacheStatus: CacheStatus
     /// The URL that answered (after redirects, when they were followed).
     public var url: URL
+    /// A body still arriving from the origin; ``body`` is empty until it is collected.
+    var arriving: BodyBroadcast? = nil
 
     /// Whether the response came from the cache without contacting the origin.
     public var isFromCache: Bool { cacheStatus.hit }

@@ -8,6 +8,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
+/// A miss in flight: the head, and the body as it arrives, shared by every request that joined.
+struct StreamedFetch: Sendable {
+    var head: HTTPResponse
+    var body: BodyBroadcast
+    var responseTime: Date
+    /// The entry being stored, when the response may be stored.
+    var storing: NewEntry?
+}
+
 /// The outcome of one origin exchange, shared by every request that joined it.
 struct FetchResult: Sendable {
     var response: OriginResponse
@@ -32,19 +41,22 @@ extension HTTPCache {
         return (response, requestTime, responseTime)
     }
 
-    /// A miss (or a reload): one coalesced origin fetch, stored if allowed.
+    /// A miss (or a reload): one coalesced origin fetch, stored if allowed. The response is
+    /// answered as soon as its head arrives; the body streams to every request that joined the
+    /// fetch while it is written to the store.
     func fetchAndRespond(
         _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy
     ) async throws -> CacheResponse {
         let coalescingKey = "fetch \(request.method.rawValue) \(key.url)\n\(Self.coalescingFields(request))"
-        let (result, collapsed): (FetchResult, Bool)
+        let (result, collapsed): (StreamedFetch, Bool)
         do {
-            (result, collapsed) = try await fetches.value(for: coalescingKey) { [self] in
-                let (response, requestTime, responseTime) = try await exchange(request, body: nil)
-                let stored = request.method == .get
-                    ? storeIfAllowed(request, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                    : nil
-                return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, stored: stored)
+            (result, collapsed) = try await misses.valueKeptJoinable(for: coalescingKey) { [self] release in
+                do {
+                    return try await startStreamedFetch(request, policy: policy, release: release)
+                } catch {
+                    await release()
+                    throw error
+                }
             }
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
@@ -52,12 +64,79 @@ extension HTTPCache {
             throw CacheError(.originFailed, "fetching \(url.absoluteString) failed", cause: error)
         }
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: forward, forwardStatus: result.response.head.status.code,
-            stored: result.stored != nil, collapsed: collapsed)
-        if let stored = result.stored {
-            status.ttl = -configuration.rules.reuse(stored.stored, for: request, now: result.responseTime).staleness
+            cache: configuration.cacheName, forward: forward, forwardStatus: result.head.status.code,
+            stored: result.storing != nil, collapsed: collapsed)
+        if let storing = result.storing {
+            status.ttl = -configuration.rules.reuse(storing.stored, for: request, now: result.responseTime).staleness
         }
-        return originResponse(result.response, request: request, url: url, status: status)
+        var head = result.head
+        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
+        head.headerFields.appendCacheStatus(status)
+        let arriving = request.method == .head ? nil : result.body
+        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: arriving)
+    }
+
+    /// Sends a request and returns once the head is in; a task pumps the body into a broadcast
+    /// and the store, and calls `release` (ending the fetch's joinability) before the end of the
+    /// body reaches any reader.
+    private func startStreamedFetch(
+        _ request: HTTPRequest, policy: CachePolicy, release: @escaping @Sendable () async -> Void
+    ) async throws -> StreamedFetch {
+        let requestTime = configuration.now()
+        let origin = try await self.origin.stream(request, body: nil)
+        let responseTime = configuration.now()
+        var head = origin.head
+        if !head.headerFields.contains(.date) {
+            head.headerFields[.date] = HTTPDate.format(responseTime)
+        }
+        let storing = request.method == .get
+            ? entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+            : nil
+        let body = BodyBroadcast()
+        Task { [self] in
+            await pumpBody(origin.body, into: body, storing: storing, url: request.url, release: release)
+        }
+        return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
+    }
+
+    /// Copies the origin's body to the readers and the store; the entry is committed before
+    /// the readers see the end, so a request that follows the response finds it stored.
+    private func pumpBody(
+        _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, storing: NewEntry?, url: URL?,
+        release: @Sendable () async -> Void
+    ) async {
+        var writer: BodyWriter?
+        if let storing {
+            do {
+                writer = try store.makeWriter(for: storing)
+            } catch {
+                logger.warning("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            }
+        }
+        do {
+            for try await chunk in chunks {
+                body.append(chunk)
+                count { $0.bytesFromOrigin += chunk.count }
+                do {
+                    try writer?.write(chunk)
+                } catch {
+                    logger.warning("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+                    writer?.cancel()
+                    writer = nil
+                }
+            }
+            do {
+                try writer?.commit()
+            } catch {
+                logger.warning("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
+            }
+            await release()
+            body.finish()
+        } catch {
+            writer?.cancel()
+            await release()
+            body.fail(error)
+        }
     }
 
     /// The response to a request that passes through uncached.

@@ -14,14 +14,28 @@ extension HTTPCache {
     func storeIfAllowed(
         _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
     ) -> CacheEntry? {
+        guard let entry = entryToStore(request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+        else { return nil }
+        do {
+            return try store.store(entry, body: response.body)
+        } catch {
+            logger.warning("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            return nil
+        }
+    }
+
+    /// The entry to store for a response, or `nil` when the rules or the app hook say no.
+    func entryToStore(
+        _ request: HTTPRequest, head response: HTTPResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
+    ) -> NewEntry? {
         let configuration = self.configuration
         let rules = configuration.rules
-        let storability = rules.storability(of: response.head, for: request)
+        let storability = rules.storability(of: response, for: request)
         guard storability.isStorable else {
             logger.debug("not storing \(request.url?.absoluteString ?? "?"): \(storability)")
             return nil
         }
-        var head = rules.headForStorage(response.head, storability: storability)
+        var head = rules.headForStorage(response, storability: storability)
         if let hook = configuration.willCache {
             guard let changed = hook(request, head) else { return nil }
             head = changed
@@ -42,11 +56,6 @@ extension HTTPCache {
         // Responses with validators stay useful for revalidation past their staleness limit.
         let hasValidator = head.headerFields.contains(.eTag) || head.headerFields.contains(.lastModified)
         let discardAfter = hasValidator ? nil : lifetimeEnd.addingTimeInterval(TimeInterval(staleAllowance))
-        do {
-            return try store.store(NewEntry(stored: stored, appExpiry: appExpiry, discardAfter: discardAfter), body: response.body)
-        } catch {
-            logger.warning("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
-            return nil
-        }
+        return NewEntry(stored: stored, appExpiry: appExpiry, discardAfter: discardAfter)
     }
 }

@@ -32,6 +32,7 @@ public final class HTTPCache: Sendable {
     let origin: any OriginFetching
     let settings: Locked<Configuration>
     let fetches = InFlightFetches<FetchResult>()
+    let misses = InFlightFetches<StreamedFetch>()
     let countersBox = Locked(CacheCounters())
     let backgroundTasks = Locked([Int: Task<Void, Never>]())
 
@@ -74,7 +75,8 @@ public final class HTTPCache: Sendable {
         var currentBody = body
         var seen: Set<String> = []
         for _ in 0...configuration.maximumRedirects {
-            let response = try await respond(to: current, body: currentBody, mode: mode)
+            var response = try await respond(to: current, body: currentBody, mode: mode)
+            try await collectBody(of: &response)
             guard followRedirects, let next = redirect(from: response, request: current) else { return response }
             guard seen.insert(next.url?.absoluteString ?? "").inserted else {
                 throw CacheError(.tooManyRedirects, "redirect loop at \(next.url?.absoluteString ?? "?")")
@@ -83,6 +85,30 @@ public final class HTTPCache: Sendable {
             current = next
         }
         throw CacheError(.tooManyRedirects, "more than \(configuration.maximumRedirects) redirects from \(request.url?.absoluteString ?? "?")")
+    }
+
+    /// Answers `request` like ``response(for:body:mode:followRedirects:)`` without following
+    /// redirects, and without waiting for the body: a response from the origin is answered as
+    /// soon as its head arrives and its body streams as it arrives (while it is being stored).
+    public func streamingResponse(
+        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default
+    ) async throws -> StreamingCacheResponse {
+        let response = try await respond(to: request, body: body, mode: mode)
+        let stream = ResponseBodyStream(source: response.arriving.map { .arriving($0) } ?? .complete(response.body))
+        return StreamingCacheResponse(head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)
+    }
+
+    /// Waits for a body still arriving from the origin.
+    private func collectBody(of response: inout CacheResponse) async throws {
+        guard let arriving = response.arriving else { return }
+        do {
+            response.body = try await arriving.collect()
+            response.arriving = nil
+        } catch let error as OriginError where error.kind == .unreachable {
+            throw CacheError(.offlineMiss, "\(response.url.absoluteString): the origin stopped answering", cause: error)
+        } catch {
+            throw CacheError(.originFailed, "receiving \(response.url.absoluteString) failed", cause: error)
+        }
     }
 
     /// Removes everything stored (seed 000 "clear cache").

@@ -19,6 +19,33 @@ actor InFlightFetches<Value: Sendable> {
         return (try await task.value, false)
     }
 
+    /// Like ``value(for:_:)`` for an operation that answers early and goes on working (a body
+    /// still arriving): the key stays joinable until the operation calls the `release` it is
+    /// given (it must, once, also when it fails after answering).
+    func valueKeptJoinable(
+        for key: String, _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
+    ) async throws -> (value: Value, collapsed: Bool) {
+        if let running = tasks[key] {
+            return (try await running.value, true)
+        }
+        let task = Task<Value, any Error> {
+            // The task is registered under `key` before it can run (actor isolation).
+            let current = self.tasks[key]
+            return try await operation { await self.forget(key, ifStill: current) }
+        }
+        tasks[key] = task
+        do {
+            return (try await task.value, false)
+        } catch {
+            forget(key, ifStill: task)
+            throw error
+        }
+    }
+
+    private func forget(_ key: String, ifStill task: Task<Value, any Error>?) {
+        if let task, tasks[key] == task { tasks[key] = nil }
+    }
+
     /// How many fetches are under way.
     var count: Int { tasks.count }
 }

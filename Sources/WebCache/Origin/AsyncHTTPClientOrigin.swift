@@ -39,30 +39,59 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Sends the request; see ``OriginFetching/fetch(_:body:)``.
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
-        guard let url = request.url else { throw OriginError(.invalidRequest, "the request has no absolute URL") }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
-        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(outgoing, timeout: timeout)
-        } catch {
-            throw Self.classify(error, url: url, receiving: false)
-        }
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
+        let (url, response) = try await execute(request, body: body)
         let collected: ByteBuffer
         do {
             collected = try await response.body.collect(upTo: maximumBodySize)
         } catch {
             throw Self.classify(error, url: url, receiving: true)
         }
-        return OriginResponse(
-            head: HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields),
-            body: Data(collected.readableBytesView))
+        return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
+    }
+
+    /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
+    public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
+        let (url, response) = try await execute(request, body: body)
+        let limit = maximumBodySize
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let pump = Task {
+            var received = 0
+            do {
+                for try await buffer in response.body {
+                    received += buffer.readableBytes
+                    guard received <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
+                    continuation.yield(Data(buffer.readableBytesView))
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: Self.classify(error, url: url, receiving: true))
+            }
+        }
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { pump.cancel() }
+        }
+        return OriginStream(head: Self.head(of: response), body: stream)
+    }
+
+    private func execute(_ request: HTTPRequest, body: Data?) async throws -> (URL, HTTPClientResponse) {
+        guard let url = request.url else { throw OriginError(.invalidRequest, "the request has no absolute URL") }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        do {
+            return (url, try await client.execute(outgoing, timeout: timeout))
+        } catch {
+            throw Self.classify(error, url: url, receiving: false)
+        }
+    }
+
+    private static func head(of response: HTTPClientResponse) -> HTTPResponse {
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
     }
 
     static func classify(_ error: any Error, url: URL, receiving: Bool) -> OriginError {

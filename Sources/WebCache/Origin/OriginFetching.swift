@@ -15,6 +15,11 @@ public protocol OriginFetching: Sendable {
     /// Throws ``OriginError`` with ``OriginError/Kind/unreachable`` when no answer came at all
     /// (refused, DNS, timeout), so that the cache can serve stale responses offline.
     func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse
+
+    /// Sends `request` and returns once the response head has arrived, the body following as a
+    /// stream, so that a large response reaches the client before it has been received whole.
+    /// Throws like ``fetch(_:body:)``. The default implementation collects the body first.
+    func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream
 }
 
 /// A response from the origin, with its body collected.

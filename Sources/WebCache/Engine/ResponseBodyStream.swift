@@ -1,0 +1,79 @@
+import HTTPCaching
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A response body as chunks: from the cache at once, from the origin as it arrives.
+///
+/// Iterating it a second time starts again from the first chunk.
+public struct ResponseBodyStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    enum Source: Sendable {
+        case complete(Data)
+        case arriving(BodyBroadcast)
+    }
+
+    let source: Source
+
+    init(source: Source) {
+        self.source = source
+    }
+
+    /// A body that is already whole.
+    public init(_ body: Data) {
+        self.source = .complete(body)
+    }
+
+    /// The body when it is already whole (from the cache, or built in place); `nil` while it is
+    /// still arriving from the origin.
+    public var completeBody: Data? {
+        if case .complete(let body) = source { return body }
+        return nil
+    }
+
+    /// An iterator over the chunks.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let source: Source
+        var index = 0
+
+        /// The next chunk, or `nil` at the end; throws when the origin stopped half-way.
+        public mutating func next() async throws -> Data? {
+            defer { index += 1 }
+            switch source {
+            case .complete(let body):
+                return index == 0 && !body.isEmpty ? body : nil
+            case .arriving(let broadcast):
+                return try await broadcast.chunk(at: index)
+            }
+        }
+    }
+
+    /// Starts reading from the first chunk.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: source) }
+
+    /// The whole body.
+    public func collect() async throws -> Data {
+        switch source {
+        case .complete(let body): return body
+        case .arriving(let broadcast): return try await broadcast.collect()
+        }
+    }
+}
+
+/// What ``HTTPCache/streamingResponse(for:body:mode:)`` answers: like ``CacheResponse``, with a
+/// body that may still be arriving from the origin.
+public struct StreamingCacheResponse: Sendable {
+    /// The response head, carrying `Cache-Status` (RFC 9211).
+    public var head: HTTPResponse
+    /// The body (empty for HEAD and 304).
+    public var body: ResponseBodyStream
+    /// What the cache did.
+    public var cacheStatus: CacheStatus
+    /// The URL that answered.
+    public var url: URL
+}

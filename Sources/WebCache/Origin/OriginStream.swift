@@ -1,0 +1,37 @@
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A response from the origin whose body is still arriving.
+public struct OriginStream: Sendable {
+    /// The response head.
+    public var head: HTTPResponse
+    /// The body, chunk by chunk; it throws ``OriginError`` when the origin stops half-way.
+    public var body: AsyncThrowingStream<Data, any Error>
+
+    /// Creates a response from a head and a body stream.
+    public init(head: HTTPResponse, body: AsyncThrowingStream<Data, any Error>) {
+        self.head = head
+        self.body = body
+    }
+
+    /// A response whose body is already complete.
+    public init(_ response: OriginResponse) {
+        self.head = response.head
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        if !response.body.isEmpty { continuation.yield(response.body) }
+        continuation.finish()
+        self.body = stream
+    }
+}
+
+extension OriginFetching {
+    /// Collects the body: the default for origins that cannot stream.
+    public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
+        OriginStream(try await fetch(request, body: body))
+    }
+}
