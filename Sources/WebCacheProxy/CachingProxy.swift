@@ -14,7 +14,7 @@ import Foundation
 #endif
 
 /// An HTTP/1.1 caching proxy over an ``WebCache/HTTPCache`` (use shared-cache rules), in reverse
-/// mode (one upstream) or forward mode (absolute-form requests).
+/// mode (one upstream) or forward mode (absolute-form requests, `CONNECT` tunnels).
 ///
 /// ```swift
 /// let proxy = CachingProxy(cache: cache, configuration: .init(port: 8080, upstream: URL(string: "http://127.0.0.1:8000")))
@@ -24,6 +24,8 @@ public final class CachingProxy: Sendable {
     let cache: HTTPCache
     let configuration: ProxyConfiguration
     let logger: Logger
+    let metrics = ProxyMetrics()
+    private let connections: OpenConnections
     private let boundPort = Locked<Int?>(nil)
 
     /// Creates a proxy; nothing listens until ``run()``.
@@ -31,71 +33,67 @@ public final class CachingProxy: Sendable {
         self.cache = cache
         self.configuration = configuration
         self.logger = logger
+        self.connections = OpenConnections(limit: configuration.maximumConnections)
     }
 
     /// The port the proxy listens on, once ``run()`` has bound it.
     public var port: Int? { boundPort.withLock { $0 } }
 
-    /// Listens and serves until the calling task is cancelled; open connections finish their
-    /// request in flight.
-    public func run() async throws {
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: configuration.host, port: configuration.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: channel)
-                }
-            }
-        let bound = server.channel.localAddress?.port
-        boundPort.withLock { $0 = bound }
-        logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode)")")
-        try await withTaskCancellationHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await server.executeThenClose { connections in
-                    for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
-                    }
-                }
-            }
-        } onCancel: {
-            server.channel.close(promise: nil)
-        }
+    /// The metrics in Prometheus text format, as the metrics path answers them.
+    public func metricsText() -> String {
+        String(decoding: metrics.exposition(engine: cache.counters), as: UTF8.self)
     }
 
-    private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                var head: HTTPRequestHead?
-                var body = ByteBuffer()
-                var tooLarge = false
-                for try await part in inbound {
-                    switch part {
-                    case .head(let requestHead):
-                        head = requestHead
-                        body.clear()
-                        tooLarge = false
-                    case .body(var chunk):
-                        if body.readableBytes + chunk.readableBytes > configuration.maximumRequestBodySize {
-                            tooLarge = true
-                        } else {
-                            body.writeBuffer(&chunk)
-                        }
-                    case .end:
-                        guard let requestHead = head else { continue }
-                        let keepAlive = requestHead.isKeepAlive
-                        let response = tooLarge
-                            ? ProxyResponse.error(413, "the request body is larger than \(configuration.maximumRequestBodySize) bytes")
-                            : await respond(to: requestHead, body: body)
-                        try await write(response, to: outbound, keepAlive: keepAlive, method: requestHead.method)
-                        if !keepAlive { return }
-                        head = nil
-                    }
-                }
+    /// Listens and serves until the calling task is cancelled. Then it stops accepting, lets the
+    /// requests in flight finish (up to ``ProxyConfiguration/drainTimeout``), closes the rest and
+    /// returns.
+    public func run() async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let server = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 512)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try self.configureConnection(channel) }
             }
-        } catch {
-            logger.debug("connection ended: \(error)")
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        boundPort.withLock { $0 = server.localAddress?.port }
+        logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode)")")
+
+        let (stopped, stop) = AsyncStream<Void>.makeStream()
+        server.closeFuture.whenComplete { _ in stop.finish() }
+        await withTaskCancellationHandler {
+            for await _ in stopped {}
+        } onCancel: {
+            stop.finish()
         }
+        try? await server.close()
+        logger.info("stopping: \(connections.count) connection(s) to finish")
+        await connections.drain(timeout: configuration.drainTimeout, on: group.any())
+    }
+
+    private func configureConnection(_ channel: any Channel) throws {
+        guard connections.admit(channel) else {
+            metrics.connectionsRefused.increment()
+            let refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+            channel.writeAndFlush(ByteBuffer(string: refusal)).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        metrics.connectionsAccepted.increment()
+        metrics.connectionsOpen.increment(by: 1)
+        channel.closeFuture.whenComplete { _ in self.metrics.connectionsOpen.decrement(by: 1) }
+        let handlers = ProxyHTTPHandler.HTTPHandlers(
+            decoder: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
+            encoder: HTTPResponseEncoder(),
+            pipelining: HTTPServerPipelineHandler(),
+            errors: HTTPServerProtocolErrorHandler())
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(IdleStateHandler(allTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
+        try pipeline.addHandler(handlers.encoder)
+        try pipeline.addHandler(handlers.decoder)
+        try pipeline.addHandler(handlers.pipelining)
+        try pipeline.addHandler(handlers.errors)
+        try pipeline.addHandler(ProxyHTTPHandler(proxy: self, httpHandlers: handlers))
     }
 }

@@ -4,32 +4,66 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// How a ``CachingProxy`` listens and where it forwards.
+/// How a ``CachingProxy`` listens, where it forwards, and its limits.
 public struct ProxyConfiguration: Sendable {
     /// The address to listen on; loopback unless set explicitly.
     public var host: String
     /// The port; 0 picks a free one.
     public var port: Int
     /// Reverse mode: every request goes to this origin (`http://127.0.0.1:8000`). Forward mode
-    /// when `nil`: requests carry absolute URLs (`GET http://host/path`).
+    /// when `nil`: requests carry absolute URLs (`GET http://host/path`), and `CONNECT` is
+    /// tunnelled.
     public var upstream: URL?
-    /// Forward mode: the destination hosts allowed (host names or suffixes); empty allows all.
+    /// Forward mode: the destination hosts allowed (host names or suffixes), for requests and
+    /// `CONNECT` tunnels alike; empty allows all.
     public var allowedDestinations: [String]
-    /// The largest request body accepted.
+    /// The largest request body accepted (413 beyond).
     public var maximumRequestBodySize: Int
+    /// The largest request head accepted: request line and fields (431 beyond). The HTTP parser
+    /// itself refuses heads past 80 KiB.
+    public var maximumHeaderSize: Int
+    /// How long a connection may stay quiet (no request, no bytes through a tunnel) before it is
+    /// closed.
+    public var idleTimeout: Duration
+    /// How long to wait for a `CONNECT` destination to accept the connection.
+    public var connectTimeout: Duration
+    /// The most connections open at once; more are answered 503 and closed.
+    public var maximumConnections: Int
+    /// On shutdown, how long requests in flight may take to finish before their connections are
+    /// closed anyway.
+    public var drainTimeout: Duration
+    /// The path that answers the proxy's metrics in Prometheus text format (for origin-form
+    /// requests, in both modes); `nil` turns it off.
+    public var metricsPath: String?
     /// The name written in `Via`.
     public var viaName: String
 
     /// Creates a configuration listening on 127.0.0.1.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, upstream: URL? = nil, allowedDestinations: [String] = [],
-        maximumRequestBodySize: Int = 64 << 20, viaName: String = "webcache"
+        maximumRequestBodySize: Int = 64 << 20, maximumHeaderSize: Int = 32 << 10, idleTimeout: Duration = .seconds(60),
+        connectTimeout: Duration = .seconds(10), maximumConnections: Int = 1024, drainTimeout: Duration = .seconds(10),
+        metricsPath: String? = "/_webcache/metrics", viaName: String = "webcache"
     ) {
         self.host = host
         self.port = port
         self.upstream = upstream
         self.allowedDestinations = allowedDestinations
         self.maximumRequestBodySize = maximumRequestBodySize
+        self.maximumHeaderSize = maximumHeaderSize
+        self.idleTimeout = idleTimeout
+        self.connectTimeout = connectTimeout
+        self.maximumConnections = maximumConnections
+        self.drainTimeout = drainTimeout
+        self.metricsPath = metricsPath
         self.viaName = viaName
+    }
+}
+
+extension Duration {
+    /// The whole nanoseconds, for NIO's `TimeAmount`.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

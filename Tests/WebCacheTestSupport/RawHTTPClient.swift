@@ -21,24 +21,27 @@ public enum RawHTTPClient {
         }
     }
 
-    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval) throws -> String {
+    /// Opens a connection and keeps it open without sending anything, until ``close(_:)``.
+    public static func openIdleConnection(port: Int) throws -> Int32 {
+        try connected(port: port, timeout: 10)
+    }
+
+    /// Closes a connection from ``openIdleConnection(port:)``.
+    public static func close(_ connection: Int32) {
+        _ = closeDescriptor(connection)
+    }
+
+    private static func closeDescriptor(_ fd: Int32) -> Int32 {
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        Glibc.close(fd)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        Darwin.close(fd)
         #endif
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval) throws -> String {
+        let fd = try connected(port: port, timeout: timeout)
+        defer { _ = closeDescriptor(fd) }
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -54,5 +57,28 @@ public enum RawHTTPClient {
             received.append(buffer, count: count)
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    private static func connected(port: Int, timeout: TimeInterval) throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            _ = closeDescriptor(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return fd
     }
 }

@@ -38,6 +38,10 @@ public final class TestOrigin: @unchecked Sendable {
         public var delay: Duration
         /// Close the connection instead of answering.
         public var hangUp: Bool
+        /// Send this many body bytes, then wait ``pause`` before sending the rest.
+        public var pauseAfter: Int?
+        /// How long to wait half-way through the body.
+        public var pause: Duration = .zero
 
         /// Creates a response.
         public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
@@ -176,6 +180,24 @@ private final class OriginHandler: ChannelInboundHandler {
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let pauseAfter = response.pauseAfter, pauseAfter < response.body.count {
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(pauseAfter))))), promise: nil)
+            var remainder = response
+            remainder.body = response.body.dropFirst(pauseAfter)
+            remainder.pauseAfter = nil
+            let rest = remainder
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let nanoseconds = response.pause.components.seconds * 1_000_000_000 + response.pause.components.attoseconds / 1_000_000_000
+            context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                let (handler, context) = bound.value
+                handler.writeBody(rest, keepAlive: keepAlive, context: context)
+            }
+            return
+        }
+        writeBody(response, keepAlive: keepAlive, context: context)
+    }
+
+    private func writeBody(_ response: TestOrigin.Response, keepAlive: Bool, context: ChannelHandlerContext) {
         if !response.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body)))), promise: nil)
         }

@@ -14,6 +14,7 @@ struct ProxyTests {
     /// Runs a proxy over a shared cache in front of `origin`; tears everything down afterwards.
     static func withProxy(
         _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [],
+        configure: (inout ProxyConfiguration) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
@@ -22,16 +23,11 @@ struct ProxyTests {
         let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(3))
         let cache = try HTTPCache(
             configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: network)
-        let proxy = CachingProxy(
-            cache: cache,
-            configuration: ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed))
+        var configuration = ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
+        configure(&configuration)
+        let proxy = CachingProxy(cache: cache, configuration: configuration)
         let serving = Task { try await proxy.run() }
-        var port: Int?
-        for _ in 0..<200 where port == nil {
-            port = proxy.port
-            if port == nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        let proxyPort = try #require(port)
+        let proxyPort = try await boundPort(of: proxy)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: .init(proxy: reverse ? nil : .server(host: "127.0.0.1", port: proxyPort)))
@@ -48,6 +44,15 @@ struct ProxyTests {
         serving.cancel()
         _ = await serving.result
         try await network.shutdown()
+    }
+
+    /// The proxy's port once it listens (within two seconds).
+    static func boundPort(of proxy: CachingProxy) async throws -> Int {
+        for _ in 0..<200 {
+            if let port = proxy.port { return port }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try #require(proxy.port, "the proxy did not start listening")
     }
 
     static func get(_ client: HTTPClient, _ url: String, method: NIOHTTP1Method = .GET, body: String? = nil) async throws -> (HTTPClientResponse, String) {

@@ -16,7 +16,10 @@ struct ProxyCommand: AsyncParsableCommand {
             Reverse: webcache proxy --listen 127.0.0.1:8080 --upstream http://127.0.0.1:8000
             Forward: webcache proxy --listen 127.0.0.1:3128 --allow-destination 127.0.0.1
             The proxy listens on loopback unless --listen names another address. It uses \
-            shared-cache rules: private responses are never stored. Stops on SIGINT/SIGTERM.
+            shared-cache rules: private responses are never stored. In forward mode CONNECT \
+            is tunnelled byte for byte (HTTPS passes through uncached). Metrics in Prometheus \
+            text format at --metrics-path. On SIGINT/SIGTERM it stops accepting, lets requests \
+            in flight finish (up to 10 s) and exits.
             """)
 
     @OptionGroup var cache: CacheOptions
@@ -33,10 +36,35 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A targeted cache-control field obeyed over Cache-Control (RFC 9213).", valueName: "field"))
     var targetField: String = "CDN-Cache-Control"
 
+    @Option(help: ArgumentHelp("Seconds an upstream exchange may take before the client gets 504 (or a stale response).", valueName: "seconds"))
+    var upstreamTimeout: Int = 60
+
+    @Option(help: ArgumentHelp("Seconds a client connection or tunnel may stay quiet before it is closed.", valueName: "seconds"))
+    var idleTimeout: Int = 60
+
+    @Option(help: ArgumentHelp("Client connections open at once; more get 503.", valueName: "count"))
+    var maxConnections: Int = 1024
+
+    @Option(help: ArgumentHelp("Bytes of request line and header fields accepted; more get 431.", valueName: "bytes"))
+    var maxHeaderSize: Int = 32 << 10
+
+    @Option(help: ArgumentHelp("Bytes of request body accepted; more get 413.", valueName: "bytes"))
+    var maxBodySize: Int = 64 << 20
+
+    @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
+    var metricsPath: String = "/_webcache/metrics"
+
     func validate() throws {
         _ = try address()
         if let upstream { _ = try parseURL(upstream) }
         guard HTTPField.Name(targetField) != nil else { throw ValidationError("'\(targetField)' is not a valid field name") }
+        for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--max-connections", maxConnections),
+            ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize)] where value <= 0 {
+            throw ValidationError("\(name) must be positive, not \(value)")
+        }
+        guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
+            throw ValidationError("--metrics-path must start with '/' (or be 'none'), not '\(metricsPath)'")
+        }
     }
 
     func address() throws -> (host: String, port: Int) {
@@ -49,7 +77,8 @@ struct ProxyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let (host, port) = try address()
-            let origin = AsyncHTTPClientOrigin()
+            let origin = AsyncHTTPClientOrigin(
+                connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout))
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info
@@ -64,7 +93,10 @@ struct ProxyCommand: AsyncParsableCommand {
             }
             let proxy = CachingProxy(
                 cache: httpCache,
-                configuration: ProxyConfiguration(host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination),
+                configuration: ProxyConfiguration(
+                    host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
+                    maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
+                    maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath),
                 logger: logger)
             let serving = Task { try await proxy.run() }
             let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in

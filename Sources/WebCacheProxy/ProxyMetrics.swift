@@ -1,0 +1,61 @@
+import Prometheus
+import WebCache
+import WebCacheStore
+
+/// The proxy's counters in Prometheus text format: the engine's own counters (requests, hits,
+/// misses, revalidations, stale responses, bytes from cache and origin) and the proxy's
+/// (connections, tunnels, responses by status class, refusals).
+final class ProxyMetrics: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let engineCounters: [(@Sendable (CacheCounters) -> Int, Counter)]
+    private let engineSeen = Locked(CacheCounters())
+    let connectionsOpen: Gauge
+    let connectionsAccepted: Counter
+    let connectionsRefused: Counter
+    let tunnels: Counter
+    private let responsesByClass: [Counter]
+
+    init() {
+        let registry = PrometheusCollectorRegistry()
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "webcache", metricName: metric, unitName: unit, helpText: help)
+        }
+        let engine: [(@Sendable (CacheCounters) -> Int, MetricNameDescriptor)] = [
+            ({ $0.requests }, name("requests", "total", "Requests the cache handled")),
+            ({ $0.hits }, name("hits", "total", "Requests answered from the cache without the origin")),
+            ({ $0.misses }, name("misses", "total", "Requests sent to the origin because nothing usable was stored")),
+            ({ $0.revalidations }, name("revalidations", "total", "Stored responses validated with the origin")),
+            ({ $0.staleServed }, name("stale_served", "total", "Stale responses served")),
+            ({ $0.bypassed }, name("bypassed", "total", "Requests passed through uncached")),
+            ({ $0.blocked }, name("blocked", "total", "Requests answered by the block-list")),
+            ({ $0.bytesFromCache }, name("bytes_from_cache", "total", "Body bytes served from the cache")),
+            ({ $0.bytesFromOrigin }, name("bytes_from_origin", "total", "Body bytes received from the origin")),
+        ]
+        engineCounters = engine.map { value, descriptor in (value, registry.makeCounter(descriptor: descriptor)) }
+        connectionsOpen = registry.makeGauge(descriptor: name("proxy_connections_open", "", "Client connections open now"))
+        connectionsAccepted = registry.makeCounter(descriptor: name("proxy_connections", "total", "Client connections accepted"))
+        connectionsRefused = registry.makeCounter(
+            descriptor: name("proxy_connections_refused", "total", "Client connections refused at the connection limit"))
+        tunnels = registry.makeCounter(descriptor: name("proxy_tunnels", "total", "CONNECT tunnels opened"))
+        let responses = name("proxy_responses", "total", "Responses sent, by status class")
+        responsesByClass = (1...5).map { digit in registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")]) }
+        self.registry = registry
+    }
+
+    /// Counts a response sent to a client.
+    func countResponse(status code: Int) {
+        let index = code / 100 - 1
+        if responsesByClass.indices.contains(index) { responsesByClass[index].increment() }
+    }
+
+    /// The text exposition, with the engine's counters brought up to date.
+    func exposition(engine current: CacheCounters) -> [UInt8] {
+        engineSeen.withLock { seen in
+            for (value, counter) in engineCounters where value(current) > value(seen) {
+                counter.increment(by: Int64(value(current) - value(seen)))
+            }
+            seen = current
+        }
+        return registry.emitToBuffer()
+    }
+}
