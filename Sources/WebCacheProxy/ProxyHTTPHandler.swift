@@ -89,7 +89,7 @@ final class ProxyHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let proxy = self.proxy
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        Task {
+        context.eventLoop.startTask {
             let response: ProxyResponse
             if let refusal {
                 response = refusal
