@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
         .library(name: "WebCache", targets: ["WebCache"]),
         .library(name: "WebCacheProxy", targets: ["WebCacheProxy"]),
+        .library(name: "WebCachePreload", targets: ["WebCachePreload"]),
         .executable(name: "webcache", targets: ["webcache"]),
     ],
     dependencies: [
@@ -63,10 +64,23 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
+        .target(name: "CHTMLScan", dependencies: ["CLibXML2"]),
+        .target(
+            name: "WebCachePreload",
+            dependencies: [
+                "WebCache", "WebCacheStore", "CHTMLScan",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy",
+                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -98,11 +112,15 @@ let package = Package(
         .testTarget(
             name: "WebCacheTests",
             dependencies: [
-                "WebCache", "WebCacheProxy", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache",
+                "WebCache", "WebCacheProxy", "WebCachePreload", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "WebCachePreloadTests",
+            dependencies: ["WebCachePreload", "WebCache", "WebCacheStore", "WebCacheTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .testTarget(
             name: "WebCacheStoreTests",

@@ -17,6 +17,9 @@ extension CacheStore {
         return removed.count
     }
 
+    /// The SQL condition for an entry no page manifest holds (held entries are pinned too).
+    static let notInManifest = "NOT EXISTS (SELECT 1 FROM manifestMember m WHERE m.namespace = entry.namespace AND m.url = entry.url)"
+
     /// Inside a write transaction: deletes the oldest unpinned rows until the namespace is back
     /// under its trim target, and returns them (their files are deleted after the commit).
     func evictLeastRecentlyUsed(in db: Database) throws -> [RemovedRow] {
@@ -26,7 +29,7 @@ extension CacheStore {
         var victims: [RemovedRow] = []
         let cursor = try Row.fetchCursor(
             db,
-            sql: "SELECT \(RemovedRow.columns), bodySize FROM entry WHERE namespace = ? AND pinned = 0 ORDER BY lastAccess",
+            sql: "SELECT \(RemovedRow.columns), bodySize FROM entry WHERE namespace = ? AND pinned = 0 AND \(Self.notInManifest) ORDER BY lastAccess",
             arguments: [namespace])
         while excess > 0, let row = try cursor.next() {
             victims.append(RemovedRow(id: row["id"], method: row["method"], url: row["url"], host: row["host"], bodyFile: row["bodyFile"]))

@@ -58,11 +58,13 @@ extension CacheStore {
         try removeWhere("groupName = ?", [group], what: "remove group \(group)")
     }
 
-    /// Removes unpinned entries that are useless even as stale responses at `now` (their
+    /// Removes unpinned entries (outside every page manifest) that are useless even as stale responses at `now` (their
     /// ``CacheEntry/discardAfter`` has passed).
     @discardableResult
     public func removeExpired(now: Date) throws -> Int {
-        try removeWhere("pinned = 0 AND discardAfter IS NOT NULL AND discardAfter < ?", [now.timeIntervalSince1970], what: "purge expired entries")
+        try removeWhere(
+            "pinned = 0 AND \(Self.notInManifest) AND discardAfter IS NOT NULL AND discardAfter < ?", [now.timeIntervalSince1970],
+            what: "purge expired entries")
     }
 
     /// Removes everything in this store's namespace; other namespaces in the directory stay.
@@ -96,7 +98,7 @@ extension CacheStore {
         return try removeWhere("id IN (\(ids.map(String.init).joined(separator: ",")))", [], what: "remove entries")
     }
 
-    private func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String) throws -> Int {
+    func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String) throws -> Int {
         let removed = try database(what) {
             try pool.write { db -> [RemovedRow] in
                 let rows = try RemovedRow.fetchAll(

@@ -70,6 +70,26 @@ enum StoreSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v3: page manifests") { db in
+            try db.execute(sql: """
+                CREATE TABLE manifest (
+                    namespace TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    createdAt DOUBLE NOT NULL,
+                    complete BOOLEAN NOT NULL,
+                    PRIMARY KEY (namespace, name)
+                ) WITHOUT ROWID;
+                CREATE TABLE manifestMember (
+                    namespace TEXT NOT NULL,
+                    manifest TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    url TEXT NOT NULL,
+                    PRIMARY KEY (namespace, manifest, url),
+                    FOREIGN KEY (namespace, manifest) REFERENCES manifest(namespace, name) ON DELETE CASCADE
+                ) WITHOUT ROWID;
+                CREATE INDEX manifestMember_url ON manifestMember(namespace, url);
+                """)
+        }
         return migrator
     }
 }
