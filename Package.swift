@@ -77,10 +77,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .target(
+            name: "WebCacheDemo",
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload",
+                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
@@ -120,7 +129,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WebCachePreloadTests",
-            dependencies: ["WebCachePreload", "WebCache", "WebCacheStore", "WebCacheTestSupport", .product(name: "HTTPTypes", package: "swift-http-types")]
+            dependencies: [
+                "WebCachePreload", "WebCache", "WebCacheStore", "WebCacheDemo", "WebCacheTestSupport", "webcache",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         .testTarget(
             name: "WebCacheStoreTests",
