@@ -71,6 +71,9 @@ extension CacheStore {
     @discardableResult
     public func removeAll() throws -> Int {
         let count = try removeWhere("1", [], what: "remove all entries")
+        try database("remove the page manifests") {
+            try pool.write { db in try db.execute(sql: "DELETE FROM manifest WHERE namespace = ?", arguments: [namespace]) }
+        }
         for name in files.namespaceFiles() where name.hasSuffix(BodyFiles.bodySuffix) {
             // Bodies no row points to any more (a racing writer's are swept on the next open).
             POSIX.unlinkIfPresent(files.path(name))

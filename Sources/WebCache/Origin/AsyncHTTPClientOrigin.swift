@@ -23,8 +23,13 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     ///   - connectTimeout: how long to wait for a connection before the origin counts as unreachable.
     ///   - timeout: the deadline for a whole exchange.
     ///   - maximumBodySize: the largest body accepted from the origin.
-    public init(connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20) {
+    ///   - maximumConnectionsPerHost: HTTP/1.1 connections kept per host (the preloader raises it).
+    public init(
+        connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
+        maximumConnectionsPerHost: Int = 8
+    ) {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         configuration.timeout = .init(connect: .nanoseconds(Int64(connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)))
         configuration.decompression = .disabled
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

@@ -2,9 +2,10 @@ import ArgumentParser
 import Foundation
 import WebCacheStore
 
-/// `webcache rm`: remove entries by URL, host or prefix.
+/// `webcache rm`: remove entries by URL, host, prefix or preloaded page.
 struct RemoveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove stored responses for a URL, a host or a URL prefix.")
+    static let configuration = CommandConfiguration(
+        commandName: "rm", abstract: "Remove stored responses for a URL, a host, a URL prefix, or a preloaded page as a unit.")
 
     @OptionGroup var cache: CacheOptions
 
@@ -17,9 +18,12 @@ struct RemoveCommand: AsyncParsableCommand {
     @Option(help: "Remove everything whose URL starts with this prefix.")
     var prefix: String?
 
+    @Option(help: ArgumentHelp("Remove a preloaded page: its manifest and the resources no other page holds.", valueName: "url"))
+    var page: String?
+
     func validate() throws {
-        guard [url != nil, host != nil, prefix != nil].filter({ $0 }).count == 1 else {
-            throw ValidationError("give exactly one of URL, --host or --prefix")
+        guard [url != nil, host != nil, prefix != nil, page != nil].filter({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of URL, --host, --prefix or --page")
         }
         if let url { _ = try parseURL(url) }
     }
@@ -32,6 +36,11 @@ struct RemoveCommand: AsyncParsableCommand {
                 removed = try store.remove(url: try parseURL(url))
             } else if let host {
                 removed = try store.remove(host: host)
+            } else if let page {
+                guard try store.manifest(named: page) != nil else {
+                    throw CommandFailure(.usage, "\(page) is not a preloaded page (see 'webcache preload')")
+                }
+                removed = try store.removeManifest(named: page)
             } else {
                 removed = try store.remove(urlPrefix: prefix!)
             }

@@ -1,0 +1,77 @@
+import Foundation
+import WebCachePreload
+
+/// Shows a preload's progress on stderr: a bar redrawn in place on a terminal, one line per
+/// resource otherwise (logs, CI).
+final class ProgressDisplay {
+    private let interactive: Bool
+    private var started = 0
+    private var done = 0
+    private var failed = 0
+    private var bytes = 0
+
+    init(interactive: Bool) {
+        self.interactive = interactive
+    }
+
+    func show(_ event: PreloadEvent) {
+        switch event {
+        case .started:
+            started += 1
+        case .finished(let result):
+            done += 1
+            bytes += result.bytes
+            if !interactive { line("ok    \(result.fromCache ? "cache " : "origin") \(formatBytes(result.bytes).padded(9)) \(result.url.absoluteString)") }
+        case .failed(let result):
+            done += 1
+            failed += 1
+            line("FAIL  \(result.url.absoluteString): \(result.failure ?? "?")", always: true)
+        case .pageFinished(let report):
+            if !interactive { line("page  \(report.page.absoluteString): \(report.isComplete ? "complete" : "INCOMPLETE")") }
+        case .completed:
+            break
+        }
+        if interactive { drawBar() }
+    }
+
+    func end() {
+        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private func drawBar() {
+        let width = 30
+        let filled = started == 0 ? 0 : width * done / max(started, 1)
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let text = "\r\u{1B}[K\(bar) \(done)/\(started) resources, \(formatBytes(bytes))\(failed > 0 ? ", \(failed) failed" : "")"
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    private func line(_ text: String, always: Bool = false) {
+        guard always || !interactive else { return }
+        FileHandle.standardError.write(Data(((interactive ? "\r\u{1B}[K" : "") + text + "\n").utf8))
+    }
+}
+
+/// The table printed after a preload.
+enum PreloadSummary {
+    static func print(_ reports: [PageReport]) {
+        printTable(
+            ["PAGE", "RESOURCES", "BYTES", "FROM CACHE", "FAILED", "STATUS"],
+            reports.map { report in
+                [
+                    report.page.absoluteString, String(report.resources.count), formatBytes(report.bytes),
+                    String(report.resources.filter(\.fromCache).count), String(report.failures.count),
+                    report.isComplete ? (report.isPinned ? "complete, pinned" : "complete") : "incomplete",
+                ]
+            })
+        for report in reports where !report.isComplete {
+            for failure in report.failures { Swift.print("  \(failure.url.absoluteString): \(failure.failure ?? "?")") }
+        }
+    }
+}
+
+extension String {
+    func padded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
