@@ -121,7 +121,8 @@ let package = Package(
         .testTarget(
             name: "WebCacheTests",
             dependencies: [
-                "WebCache", "WebCacheProxy", "WebCachePreload", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport", "webcache",
+                "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
+                "webcache",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

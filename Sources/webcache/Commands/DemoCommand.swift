@@ -64,7 +64,6 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func tour() async throws {
-        setvbuf(stdout, nil, _IOLBF, 0)  // keep the story in order with the progress on stderr
         let directory = cacheDir.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("webcache-demo-\(UUID().uuidString.prefix(8))")
         let options = try CacheOptions.parse(["--cache-dir", directory.path])
@@ -76,6 +75,7 @@ struct DemoCommand: AsyncParsableCommand {
             1. A website is up at \(site.baseURL.absoluteString)/ (\(latency) ms per response).
                Preloading its \(pages.count) pages and everything they need into \(directory.path)
             """)
+        fflush(nil)  // keep the story in order with the progress on stderr
         let clock = ContinuousClock()
         let onlineStart = clock.now
         let preloaded = try await CachedSession.run(options) { cache in
@@ -89,6 +89,7 @@ struct DemoCommand: AsyncParsableCommand {
         print("2. The website is gone: its server is stopped.\n")
 
         print("3. Opening every page again, through the cache:")
+        fflush(nil)
         var offline = PreloadOptions()
         offline.pin = false
         let offlineStart = clock.now
