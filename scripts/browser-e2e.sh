@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# A real browser reads the sample site offline through `webcache proxy`.
+#
+# Starts the sample site's origin, a forward proxy whose destination allow-list is loopback,
+# preloads the site, loads each page online in headless Chromium (the reference DOM), stops the
+# origin, loads each page again and checks: no request failed (browser log), the proxy answered
+# every request from its cache (its metrics: no miss, no 5xx), the rendered DOM equals the online
+# one; a screenshot of each page is saved. Then it removes one resource and checks that the same
+# check fails. Exit 0 only if all of that holds. Nothing leaves the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+
+if ! command -v chromium >/dev/null; then
+  echo "installing chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+swift build --product webcache >/dev/null
+bin="$PWD/.build/debug/webcache"
+out="$PWD/.build/browser-e2e"
+work="$(mktemp -d)"
+rm -rf "$out" && mkdir -p "$out"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+wait_for() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "timed out waiting for $1" >&2; return 1; }
+
+origin_port=$(free_port)
+proxy_port=$(free_port)
+site="http://127.0.0.1:$origin_port"
+proxy="http://127.0.0.1:$proxy_port"
+pages=(index.html guide.html gallery.html)
+
+start_proxy() {
+  "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$proxy_port" --allow-destination 127.0.0.1 >"$work/proxy.log" 2>&1 &
+  proxy_pid=$!
+  pids+=("$proxy_pid")
+  wait_for "$proxy/_webcache/metrics"
+}
+metric() { curl -s "$proxy/_webcache/metrics" | awk -v name="$1" '$1 == name { print $2 }' | sed 's/\..*//;s/^$/0/'; }
+
+browse() { # page name-suffix → DOM in $work/$2.html, log in $work/$2.log, screenshot in $out
+  local page=$1 tag=$2
+  local flags=(--headless=new --no-sandbox --disable-gpu --no-first-run --no-default-browser-check
+    --disable-background-networking --disable-component-update --disable-sync --disable-extensions
+    --disable-default-apps --disable-features=MediaRouter,OptimizationHints,Translate --metrics-recording-only
+    --proxy-server="$proxy" --proxy-bypass-list='<-loopback>' 
+    --enable-logging=stderr --v=0 --virtual-time-budget=5000 --window-size=1024,900)
+  # A new profile each time: the browser's own HTTP cache must not answer for the proxy.
+  rm -rf "$work/profile"
+  timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --dump-dom "$site/$page" >"$work/$tag.html" 2>"$work/$tag.log"
+  rm -rf "$work/profile"
+  timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --screenshot="$out/$tag.png" "$site/$page" >/dev/null 2>>"$work/$tag.log"
+}
+
+failed_requests() { grep -E "Failed to load resource|net::ERR_" "$work/$1.log" || true; }
+
+offline_check() { # → 0 when every page rendered offline from the cache exactly as online
+  local ok=0 misses_before fivexx_before
+  misses_before=$(metric webcache_misses_total)
+  fivexx_before=$(metric 'webcache_proxy_responses_total{code="5xx"}')
+  for page in "${pages[@]}"; do
+    browse "$page" "offline-${page%.html}"
+    local failures
+    failures=$(failed_requests "offline-${page%.html}")
+    if [ -n "$failures" ]; then echo "  $page: the browser saw failed requests:"; echo "$failures" | sed 's/^/    /'; ok=1; fi
+    if ! cmp -s "$work/online-${page%.html}.html" "$work/offline-${page%.html}.html"; then
+      echo "  $page: the offline DOM differs from the online one"; diff "$work/online-${page%.html}.html" "$work/offline-${page%.html}.html" | head -5 | sed 's/^/    /'; ok=1
+    fi
+  done
+  local misses fivexx
+  misses=$(( $(metric webcache_misses_total) - misses_before ))
+  fivexx=$(( $(metric 'webcache_proxy_responses_total{code="5xx"}') - fivexx_before ))
+  echo "  proxy while offline: $misses misses, $fivexx error responses"
+  [ "$misses" -eq 0 ] && [ "$fivexx" -eq 0 ] || ok=1
+  return $ok
+}
+
+"$bin" demo --serve "127.0.0.1:$origin_port" --latency 0 >"$work/origin.log" 2>&1 &
+origin_pid=$!
+pids+=("$origin_pid")
+wait_for "$site/index.html"
+start_proxy
+
+echo "preloading $site"
+"$bin" preload --cache-dir "$work/cache" "${pages[@]/#/$site/}" 2>/dev/null
+
+echo "online reference render"
+for page in "${pages[@]}"; do
+  browse "$page" "online-${page%.html}"
+  [ -n "$(failed_requests "online-${page%.html}")" ] && { echo "online render of $page had failed requests"; exit 1; }
+  grep -q "Resources on this page: [0-9]" "$work/online-${page%.html}.html" || { echo "$page did not run its script online"; exit 1; }
+done
+
+kill "$origin_pid"; wait "$origin_pid" 2>/dev/null || true
+if curl -s -o /dev/null "$site/index.html"; then echo "the origin is still up"; exit 1; fi
+echo "origin stopped; rendering offline through the proxy"
+if ! offline_check; then echo "FAIL: the site does not render offline from the cache"; exit 1; fi
+echo "ok: every page rendered offline from the cache, identical to online (screenshots in $out)"
+
+echo "negative check: remove the web font from the cache; the same check must now fail"
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+"$bin" rm --cache-dir "$work/cache" "$site/fonts/heading.ttf" >/dev/null
+start_proxy
+if offline_check >/dev/null; then echo "FAIL: a missing resource went unnoticed"; exit 1; fi
+echo "ok: the missing font was detected"
