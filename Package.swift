@@ -97,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-bench",
             dependencies: [
-                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheTestSupport",
+                "WebCacheStore", "HTTPCaching", "WebCache", "WebCachePreload", "WebCacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -18,13 +18,17 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Run only the engine benchmarks (skip the store).")
     var engineOnly = false
 
+    @Flag(help: "Run only the preload benchmark.")
+    var preloadOnly = false
+
     func run() async throws {
         #if DEBUG
         print("warning: a debug build; run with -c release for meaningful figures")
         #endif
         let log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("… \($0)\n".utf8)) }
-        var results = engineOnly ? [] : try StoreBenchmarks(quick: quick, log: log).run()
-        results += try await EngineBenchmarks(log: log).run()
+        var results = engineOnly || preloadOnly ? [] : try StoreBenchmarks(quick: quick, log: log).run()
+        if !preloadOnly { results += try await EngineBenchmarks(log: log).run() }
+        results += try await PreloadBenchmarks(log: log).run()
         printTable(results)
         if let json {
             let encoder = JSONEncoder()
