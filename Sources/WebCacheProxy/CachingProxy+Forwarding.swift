@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebCache
+import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -32,9 +33,6 @@ extension CachingProxy {
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
             return ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters))))
-        }
-        if head.method == .CONNECT {
-            return .error(configuration.upstream == nil ? 400 : 405, configuration.upstream == nil ? "CONNECT needs host:port" : "CONNECT is only for forward mode")
         }
         guard let target = targetURL(for: head) else {
             return .error(400, "cannot route \(head.uri): \(configuration.upstream == nil ? "forward mode needs an absolute URL" : "invalid target")")

@@ -59,11 +59,3 @@ public struct ProxyConfiguration: Sendable {
         self.viaName = viaName
     }
 }
-
-extension Duration {
-    /// The whole nanoseconds, for NIO's `TimeAmount`.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}

@@ -1,8 +1,8 @@
 import NIOCore
 
 /// One end of a `CONNECT` tunnel: bytes read on this channel are written to the partner's,
-/// reading pauses while the partner cannot keep up, a half-close is passed on, and when one side
-/// closes (or idles out, or the proxy shuts down) both do.
+/// reading pauses while the partner cannot keep up, and when one side closes (EOF included, or
+/// idles out, or the proxy shuts down) both do.
 ///
 /// Both ends live on the same event loop, so they call each other directly.
 final class TunnelHandler: ChannelDuplexHandler {
@@ -45,9 +45,7 @@ final class TunnelHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed {
-            partner?.partnerWriteEOF()
-        } else if event is IdleStateHandler.IdleStateEvent || event is ChannelShouldQuiesceEvent {
+        if event is IdleStateHandler.IdleStateEvent || event is ChannelShouldQuiesceEvent {
             context.close(promise: nil)
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -77,10 +75,6 @@ final class TunnelHandler: ChannelDuplexHandler {
 
     private func partnerFlush() {
         context?.flush()
-    }
-
-    private func partnerWriteEOF() {
-        context?.close(mode: .output, promise: nil)
     }
 
     private func partnerClose() {

@@ -45,7 +45,4 @@ actor InFlightFetches<Value: Sendable> {
     private func forget(_ key: String, ifStill task: Task<Value, any Error>?) {
         if let task, tasks[key] == task { tasks[key] = nil }
     }
-
-    /// How many fetches are under way.
-    var count: Int { tasks.count }
 }

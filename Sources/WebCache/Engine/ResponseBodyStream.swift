@@ -11,6 +11,7 @@ import Foundation
 ///
 /// Iterating it a second time starts again from the first chunk.
 public struct ResponseBodyStream: AsyncSequence, Sendable {
+    /// A chunk of the body.
     public typealias Element = Data
 
     enum Source: Sendable {

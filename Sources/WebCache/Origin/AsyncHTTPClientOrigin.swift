@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -30,10 +31,10 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     ) {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
-        configuration.timeout = .init(connect: .nanoseconds(Int64(connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000)))
+        configuration.timeout = .init(connect: .nanoseconds(connectTimeout.nanoseconds))
         configuration.decompression = .disabled
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.timeout = .nanoseconds(Int64(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        self.timeout = .nanoseconds(timeout.nanoseconds)
         self.maximumBodySize = maximumBodySize
     }
 

@@ -112,7 +112,7 @@ public enum CSSReferences {
                     if let escaped = readEscape() { url.append(escaped) }
                     continue
                 }
-                if !Self.isWhitespace(scalar) { url.append(scalar) }
+                if !CSSReferences.isSpace(scalar) { url.append(scalar) }
                 index += 1
             }
             return String(url)
@@ -155,7 +155,7 @@ public enum CSSReferences {
                 defer { index += 1 }
                 return text[index]
             }
-            if index < text.count, Self.isWhitespace(text[index]) { index += 1 }
+            if index < text.count, CSSReferences.isSpace(text[index]) { index += 1 }
             let value = UInt32(hex, radix: 16) ?? 0xFFFD
             return Unicode.Scalar(value == 0 ? 0xFFFD : value) ?? "\u{FFFD}"
         }
@@ -183,7 +183,7 @@ public enum CSSReferences {
         }
 
         private mutating func skipWhitespace() {
-            while index < text.count && Self.isWhitespace(text[index]) { index += 1 }
+            while index < text.count && CSSReferences.isSpace(text[index]) { index += 1 }
         }
 
         private func peek(_ offset: Int) -> Unicode.Scalar? {
@@ -193,10 +193,6 @@ public enum CSSReferences {
         private mutating func add(_ url: String, isImport: Bool) {
             let trimmed = url.trimmingWhitespace()
             if !trimmed.isEmpty { found.append(CSSReference(url: trimmed, isImport: isImport)) }
-        }
-
-        static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}"
         }
 
         static func startsIdentifier(_ scalar: Unicode.Scalar) -> Bool {

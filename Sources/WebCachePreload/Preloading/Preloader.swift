@@ -99,7 +99,7 @@ public final class Preloader: Sendable {
         var report = report
         let urls = report.resources.flatMap { [$0.url, $0.finalURL] }
         let manifest = PageManifest(
-            name: name ?? report.page.absoluteString, resources: urls, isComplete: report.isComplete, createdAt: Date())
+            name: name ?? report.page.absoluteString, resources: urls, isComplete: report.isComplete, createdAt: cache.configuration.now())
         do {
             try cache.store.save(manifest)
             report.isPinned = true

@@ -28,14 +28,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...10_000).contains(latency) else { throw ValidationError("--latency must be between 0 and 10000 ms") }
-        if let serve { _ = try Self.address(serve) }
-    }
-
-    static func address(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw ValidationError("--serve needs HOST:PORT, not '\(text)'")
-        }
-        return (String(text[..<colon]), port)
+        if let serve { _ = try parseAddress(serve, option: "--serve") }
     }
 
     func run() async throws {
@@ -49,16 +42,10 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func serveOnly(_ address: String) async throws {
-        let (host, port) = try Self.address(address)
+        let (host, port) = try parseAddress(address, option: "--serve")
         let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency))
         print("serving the sample site at http://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops")
-        let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { Task { try? await server.stop() } }
-            source.resume()
-            return source
-        }
+        let signals = onStopSignals { Task { try? await server.stop() } }
         try await server.waitUntilClosed()
         signals.forEach { $0.cancel() }
     }

@@ -55,7 +55,7 @@ struct ProxyCommand: AsyncParsableCommand {
     var metricsPath: String = "/_webcache/metrics"
 
     func validate() throws {
-        _ = try address()
+        _ = try parseAddress(listen, option: "--listen")
         if let upstream { _ = try parseURL(upstream) }
         guard HTTPField.Name(targetField) != nil else { throw ValidationError("'\(targetField)' is not a valid field name") }
         for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--max-connections", maxConnections),
@@ -67,16 +67,9 @@ struct ProxyCommand: AsyncParsableCommand {
         }
     }
 
-    func address() throws -> (host: String, port: Int) {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw ValidationError("--listen needs HOST:PORT, not '\(listen)'")
-        }
-        return (String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
-    }
-
     func run() async throws {
         try await reportingFailures {
-            let (host, port) = try address()
+            let (host, port) = try parseAddress(listen, option: "--listen")
             let origin = AsyncHTTPClientOrigin(
                 connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout))
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
@@ -99,14 +92,7 @@ struct ProxyCommand: AsyncParsableCommand {
                     maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath),
                 logger: logger)
             let serving = Task { try await proxy.run() }
-            let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-                signal(number, SIG_IGN)
-                // Signal delivery needs a dispatch source; the work itself stays in Swift concurrency.
-                let source = DispatchSource.makeSignalSource(signal: number)
-                source.setEventHandler { serving.cancel() }
-                source.resume()
-                return source
-            }
+            let signals = onStopSignals { serving.cancel() }
             let result = await serving.result
             signals.forEach { $0.cancel() }
             httpCache.persistCounters()
