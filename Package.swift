@@ -70,6 +70,7 @@ let package = Package(
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
         .target(name: "CHTMLScan", dependencies: ["CLibXML2"]),
+        .target(name: "CAllocatorTuning"),
         .target(
             name: "WebCachePreload",
             dependencies: [
@@ -89,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo",
+                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "CAllocatorTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

@@ -16,6 +16,8 @@ import Foundation
 struct ProxyResponse: Sendable {
     var head: HTTPResponse
     var body: ResponseBodyStream
+    /// A stored body sent straight from its file (`sendfile`) instead of ``body``.
+    var file: StoredBodyFile?
 
     static func error(_ status: Int, _ message: String) -> ProxyResponse {
         var head = HTTPResponse(status: .init(code: status))
@@ -25,22 +27,40 @@ struct ProxyResponse: Sendable {
     }
 }
 
+/// A stored body to send from its file: an open handle, closed once written.
+struct StoredBodyFile: Sendable {
+    /// Bodies this large or larger are sent from their files; smaller ones are copied from
+    /// memory, which costs less than opening a file.
+    static let minimumSize = 64 << 10
+
+    var handle: NIOFileHandle
+    var size: Int
+}
+
+/// Where a client request goes: answered by the proxy itself (metrics, refusals), or a cache
+/// request.
+enum ProxyRouting: Sendable {
+    case answered(ProxyResponse)
+    case cache(HTTPRequest, body: Data?)
+}
+
 extension CachingProxy {
-    /// Turns a client request into a cache request and the cache's answer into a response.
-    func respond(to head: HTTPRequestHead, body: ByteBuffer) async -> ProxyResponse {
+    /// Turns a client request into a cache request, or answers it when it is for the proxy
+    /// itself or cannot go anywhere.
+    func route(_ head: HTTPRequestHead, body: ByteBuffer) -> ProxyRouting {
         if let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
-            return ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters))))
+            return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters)))))
         }
         guard let target = targetURL(for: head) else {
-            return .error(400, "cannot route \(head.uri): \(configuration.upstream == nil ? "forward mode needs an absolute URL" : "invalid target")")
+            return .answered(.error(400, "cannot route \(head.uri): \(configuration.upstream == nil ? "forward mode needs an absolute URL" : "invalid target")"))
         }
         if configuration.upstream == nil, !destinationAllowed(target) {
-            return .error(403, "\(target.host ?? "this host") is not an allowed destination")
+            return .answered(.error(403, "\(target.host ?? "this host") is not an allowed destination"))
         }
-        guard let method = HTTPRequest.Method(head.method.rawValue) else { return .error(400, "invalid method") }
+        guard let method = HTTPRequest.Method(head.method.rawValue) else { return .answered(.error(400, "invalid method")) }
         var request = HTTPRequest(method: method, url: target)
         for header in head.headers {
             guard let name = HTTPField.Name(header.name), name.canonicalName != "host" else { continue }
@@ -48,12 +68,31 @@ extension CachingProxy {
         }
         request.headerFields = MessageFields.removingHopByHop(request.headerFields)
         request.headerFields[.via] = appendingVia(request.headerFields[.via], version: head.version)
-        let requestBody = body.readableBytes > 0 ? Data(body.readableBytesView) : nil
+        return .cache(request, body: body.readableBytes > 0 ? Data(body.readableBytesView) : nil)
+    }
+
+    /// The cache's answer from its store alone, when it has one (see
+    /// ``WebCache/HTTPCache/storedResponse(for:mode:)``): no task, no suspension.
+    ///
+    /// Stored bodies of ``StoredBodyFile/minimumSize`` bytes or more go from their files to the
+    /// socket without being read into memory; when such a file cannot be opened (removed since),
+    /// the answer is left to the engine, which reads the body and handles a broken entry.
+    func storedResponse(for request: HTTPRequest) -> ProxyResponse? {
+        guard let response = cache.storedResponse(for: request, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
+        var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
+        if let entry = response.bodyFile {
+            guard let descriptor = cache.store.openVerifiedBodyFile(entry) else { return nil }
+            outgoing.file = StoredBodyFile(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor), size: entry.bodySize)
+        }
+        return outgoing
+    }
+
+    /// The cache's answer, from the store or the origin, or an error response that says what
+    /// went wrong.
+    func respond(to request: HTTPRequest, body: Data?) async -> ProxyResponse {
         do {
-            let response = try await cache.streamingResponse(for: request, body: requestBody)
-            var outgoing = response.head
-            outgoing.headerFields[.via] = appendingVia(outgoing.headerFields[.via], version: .http1_1)
-            return ProxyResponse(head: outgoing, body: response.body)
+            let response = try await cache.streamingResponse(for: request, body: body)
+            return outgoing(response.head, body: response.body)
         } catch let error as CacheError {
             switch error.kind {
             case .offlineMiss: return .error(504, "the origin is unreachable: \(error.message)")
@@ -63,6 +102,12 @@ extension CachingProxy {
         } catch {
             return .error(502, "\(error)")
         }
+    }
+
+    private func outgoing(_ head: HTTPResponse, body: ResponseBodyStream) -> ProxyResponse {
+        var head = head
+        head.headerFields[.via] = appendingVia(head.headerFields[.via], version: .http1_1)
+        return ProxyResponse(head: head, body: body)
     }
 
     func targetURL(for head: HTTPRequestHead) -> URL? {
@@ -96,45 +141,73 @@ extension CachingProxy {
     /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
     /// that fails half-way closes the connection, so the client sees it was cut short.
     func write(_ response: ProxyResponse, to channel: any Channel, keepAlive: Bool, method: NIOHTTP1.HTTPMethod) async {
-        let code = response.head.status.code
-        metrics.countResponse(status: code)
-        let bodyAllowed = method != .HEAD && code != 204 && code != 304 && code >= 200
-        let complete = response.body.completeBody
-        var headers = HTTPHeaders()
-        for field in response.head.headerFields where field.name != .contentLength && field.name != .transferEncoding {
-            headers.add(name: field.name.rawName, value: field.value)
-        }
-        if let complete, bodyAllowed {
-            headers.add(name: "Content-Length", value: String(complete.count))
-        } else if let length = response.head.headerFields[.contentLength] {
-            headers.add(name: "Content-Length", value: length)
-        } else if !bodyAllowed && code >= 200 && code != 204 && code != 304 {
-            headers.add(name: "Content-Length", value: "0")
-        }
-        if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        let status = HTTPResponseStatus(statusCode: code, reasonPhrase: response.head.status.reasonPhrase)
-        let head = HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))
-        if let complete {
-            let body = bodyAllowed && !complete.isEmpty ? ByteBuffer(bytes: complete) : nil
-            channel.eventLoop.execute {
-                channel.write(head, promise: nil)
-                if let body { channel.write(HTTPServerResponsePart.body(.byteBuffer(body)), promise: nil) }
-                channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
+        if response.body.completeBody != nil {
+            channel.eventLoop.execute { [self] in
+                writeComplete(response, to: channel, keepAlive: keepAlive, method: method)
             }
             return
         }
+        let framing = framing(of: response, method: method)
+        metrics.countResponse(status: response.head.status.code)
+        var head = ByteBuffer()
+        head.writeResponseHead(response.head, framing: framing, keepAlive: keepAlive)
         do {
             try await channel.writeAndFlush(head)
-            if bodyAllowed {
+            if case .none = framing {} else {
                 for try await chunk in response.body where !chunk.isEmpty {
-                    try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: chunk))))
+                    var buffer = ByteBuffer()
+                    if framing == .chunked { buffer.writeChunk(chunk) } else { buffer.writeBytes(chunk) }
+                    try await channel.writeAndFlush(buffer)
                 }
+                if framing == .chunked { try await channel.writeAndFlush(ByteBuffer.lastChunk) }
             }
-            try await channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         } catch {
             logger.debug("response cut short: \(error)")
             try? await channel.close()
         }
+    }
+
+    /// Writes a response whose body is whole — head and body in one buffer — on the channel's
+    /// event loop, and flushes it unless the caller flushes later; the future completes once it
+    /// is written.
+    @discardableResult
+    func writeComplete(
+        _ response: ProxyResponse, to channel: any Channel, keepAlive: Bool, method: NIOHTTP1.HTTPMethod,
+        flush: Bool = true
+    ) -> EventLoopFuture<Void> {
+        let framing = framing(of: response, method: method)
+        metrics.countResponse(status: response.head.status.code)
+        let body = response.body.completeBody ?? Data()
+        let inline = response.file == nil && framing != .none(contentLength: nil)
+        var buffer = channel.allocator.buffer(capacity: 512 + (inline ? body.count : 0))
+        buffer.writeResponseHead(response.head, framing: framing, keepAlive: keepAlive)
+        if inline, case .length = framing { buffer.writeBytes(body) }
+        var written = channel.write(buffer)
+        if let file = response.file {
+            if case .length = framing {
+                let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
+                written = channel.write(IOData.fileRegion(region))
+            }
+            written.whenComplete { _ in try? file.handle.close() }
+        }
+        if flush { channel.flush() }
+        return written
+    }
+
+    /// How the body of `response` goes on the wire: none where none may follow (HEAD, 1xx, 204,
+    /// 304: the stored `Content-Length` is kept, except on 1xx and 204), the length of a whole
+    /// body, the origin's `Content-Length` for a body still arriving, or chunked without one.
+    private func framing(of response: ProxyResponse, method: NIOHTTP1.HTTPMethod) -> BodyFraming {
+        let code = response.head.status.code
+        let declared = response.head.headerFields[.contentLength]
+        guard method != .HEAD && code != 204 && code != 304 && code >= 200 else {
+            if code < 200 || code == 204 { return .none(contentLength: nil) }
+            return .none(contentLength: declared ?? (code == 304 ? nil : "0"))
+        }
+        if let file = response.file { return .length(file.size) }
+        if let complete = response.body.completeBody { return .length(complete.count) }
+        if let declared, let length = Int(declared), length >= 0 { return .length(length) }
+        return .chunked
     }
 
     /// Where a `CONNECT` goes, if it may: forward mode only, `host:port`, an allowed destination.

@@ -83,17 +83,10 @@ public final class CachingProxy: Sendable {
         metrics.connectionsAccepted.increment()
         metrics.connectionsOpen.increment(by: 1)
         channel.closeFuture.whenComplete { _ in self.metrics.connectionsOpen.decrement(by: 1) }
-        let handlers = ProxyHTTPHandler.HTTPHandlers(
-            decoder: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
-            encoder: HTTPResponseEncoder(),
-            pipelining: HTTPServerPipelineHandler(),
-            errors: HTTPServerProtocolErrorHandler())
+        let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(IdleStateHandler(allTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
-        try pipeline.addHandler(handlers.encoder)
-        try pipeline.addHandler(handlers.decoder)
-        try pipeline.addHandler(handlers.pipelining)
-        try pipeline.addHandler(handlers.errors)
-        try pipeline.addHandler(ProxyHTTPHandler(proxy: self, httpHandlers: handlers))
+        try pipeline.addHandler(decoder)
+        try pipeline.addHandler(ProxyHTTPHandler(proxy: self, decoder: decoder))
     }
 }

@@ -8,38 +8,50 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One client connection speaking HTTP/1.1: collects each request, hands it to the engine on a
-/// task, and writes the answer back, streaming bodies that are still arriving. A `CONNECT`
-/// turns the connection into a tunnel.
+/// One client connection speaking HTTP/1.1: collects each request, answers what the store can
+/// answer on the spot, hands the rest to the engine on a task, and writes the answers (encoded
+/// here, see ``Foundation/Data``-free ``NIOCore/ByteBuffer/writeResponseHead(_:framing:keepAlive:)``),
+/// streaming bodies that are still arriving. A `CONNECT` turns the connection into a tunnel.
 ///
-/// `HTTPServerPipelineHandler` in front of it delivers one request at a time and closes
-/// gracefully on shutdown once the response in flight has ended.
-final class ProxyHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// One request is answered at a time, in order: requests a client pipelines while an answer is
+/// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
+/// connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the connection closes once the
+/// answer in flight is written.
+final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let proxy: CachingProxy
-    /// The HTTP handlers to take out when the connection becomes a tunnel.
-    private let httpHandlers: HTTPHandlers
+    /// The request decoder in front, taken out when the connection becomes a tunnel.
+    private let decoder: ByteToMessageHandler<HTTPRequestDecoder>
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     private var refusal: ProxyResponse?
+    /// An answer is on its way on a task (or a tunnel is being connected).
     private var responding = false
+    /// Request parts that arrived while answering, in order.
+    private var waiting = CircularBuffer<HTTPServerRequestPart>()
+    /// A read the channel asked for while answering; issued once the answer is written.
+    private var readHeld = false
+    private var quiescing = false
 
-    struct HTTPHandlers {
-        var decoder: ByteToMessageHandler<HTTPRequestDecoder>
-        var encoder: HTTPResponseEncoder
-        var pipelining: HTTPServerPipelineHandler
-        var errors: HTTPServerProtocolErrorHandler
-    }
-
-    init(proxy: CachingProxy, httpHandlers: HTTPHandlers) {
+    init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>) {
         self.proxy = proxy
-        self.httpHandlers = httpHandlers
+        self.decoder = decoder
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if responding || !waiting.isEmpty {
+            waiting.append(part)
+        } else {
+            handle(part, context: context)
+        }
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let requestHead):
             head = requestHead
             body.clear()
@@ -67,42 +79,99 @@ final class ProxyHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    func read(context: ChannelHandlerContext) {
+        if responding { readHeld = true } else { context.read() }
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
+        switch event {
+        case is IdleStateHandler.IdleStateEvent:
             if !responding { context.close(promise: nil) }
-            return
+        case is ChannelShouldQuiesceEvent:
+            quiescing = true
+            if !responding && head == nil { context.close(promise: nil) }
+        default:
+            context.fireUserInboundEventTriggered(event)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         proxy.logger.debug("connection error: \(error)")
-        context.close(promise: nil)
+        if error is HTTPParserError, !responding {
+            let refusal = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            proxy.metrics.countResponse(status: 400)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            context.close(promise: nil)
+        }
     }
 
-    /// Runs the request through the engine on a task and writes the answer.
+    /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the
+    /// store); runs everything else through the engine on a task and writes the answer.
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
-        responding = true
         let requestBody = body
         body = ByteBuffer()
-        let refusal = self.refusal
+        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody)
+        let keepAlive = head.isKeepAlive && refusal?.head.status.code != 431 && !quiescing
+        switch routing {
+        case .answered(let response) where response.body.completeBody != nil:
+            finish(response, context: context, head: head, keepAlive: keepAlive)
+            return
+        case .cache(let request, nil) where request.method == .get || request.method == .head:
+            if let response = proxy.storedResponse(for: request) {
+                finish(response, context: context, head: head, keepAlive: keepAlive)
+                return
+            }
+        default:
+            break
+        }
+        responding = true
         let proxy = self.proxy
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.startTask {
             let response: ProxyResponse
-            if let refusal {
-                response = refusal
-            } else {
-                response = await proxy.respond(to: head, body: requestBody)
+            switch routing {
+            case .answered(let answer): response = answer
+            case .cache(let request, let body): response = await proxy.respond(to: request, body: body)
             }
-            let keepAlive = head.isKeepAlive && refusal?.head.status.code != 431
             await proxy.write(response, to: channel, keepAlive: keepAlive, method: head.method)
             channel.eventLoop.execute {
                 let (handler, context) = loopBound.value
                 handler.responding = false
-                if !keepAlive { context.close(promise: nil) }
+                handler.answered(context: context, keepAlive: keepAlive)
             }
+        }
+    }
+
+    /// Writes a whole response on the event loop, without a task. The flush waits for the end of
+    /// the loop's tick: answers to the other connections that were readable in the same tick go
+    /// out back to back, which wakes the clients fewer times than one flush per answer.
+    private func finish(_ response: ProxyResponse, context: ChannelHandlerContext, head: HTTPRequestHead, keepAlive: Bool) {
+        let channel = context.channel
+        let written = proxy.writeComplete(response, to: channel, keepAlive: keepAlive, method: head.method, flush: false)
+        context.eventLoop.execute { channel.flush() }
+        if !keepAlive {
+            written.whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        answered(context: context, keepAlive: keepAlive)
+    }
+
+    /// After an answer: closes the connection, or goes on with requests that arrived meanwhile
+    /// and lets reading resume.
+    private func answered(context: ChannelHandlerContext, keepAlive: Bool) {
+        guard keepAlive && !quiescing else {
+            context.close(promise: nil)
+            return
+        }
+        while !responding, let part = waiting.popFirst() {
+            handle(part, context: context)
+        }
+        if !responding && readHeld {
+            readHeld = false
+            context.read()
         }
     }
 
@@ -125,6 +194,7 @@ final class ProxyHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .success(let upstream):
                 handler.becomeTunnel(context: context, upstream: upstream)
             case .failure(let error):
+                handler.responding = false
                 handler.refusal = .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
                 handler.respond(context: context, head: head)
             }
@@ -134,22 +204,20 @@ final class ProxyHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func becomeTunnel(context: ChannelHandlerContext, upstream: any Channel) {
         let pipeline = context.pipeline.syncOperations
         do {
-            // Handlers that expect HTTP messages go first, so that bytes the client already sent
-            // after its CONNECT reach the tunnel as bytes.
-            // These leave the pipeline at once; the decoder leaves on the next tick.
-            pipeline.removeHandler(httpHandlers.pipelining, promise: nil)
-            pipeline.removeHandler(httpHandlers.errors, promise: nil)
-            pipeline.removeHandler(httpHandlers.encoder, promise: nil)
             let (client, server) = TunnelHandler.pair()
             try pipeline.addHandler(client)
             try upstream.pipeline.syncOperations.addHandler(server)
             context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            if readHeld {
+                readHeld = false
+                context.read()
+            }
             pipeline.removeHandler(context: context, promise: nil)
             // Bytes the client sent early come out of the decoder as it leaves, without a
             // read-complete to flush them.
             let decoderRemoved = context.eventLoop.makePromise(of: Void.self)
             decoderRemoved.futureResult.whenComplete { _ in upstream.flush() }
-            pipeline.removeHandler(httpHandlers.decoder, promise: decoderRemoved)
+            pipeline.removeHandler(decoder, promise: decoderRemoved)
             proxy.metrics.tunnels.increment()
         } catch {
             proxy.logger.warning("could not set up a tunnel: \(error)")

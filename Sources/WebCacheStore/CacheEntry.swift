@@ -37,12 +37,22 @@ public struct CacheEntry: Sendable, Hashable {
 
 /// Where a stored body lives.
 package enum BodyLocation: Sendable, Hashable {
-    /// In memory: small bodies kept inline in the index, or bodies held by the memory tier.
+    /// In memory: a small body kept inline in the index.
     case data(Data)
     /// Inline in the index but not loaded (entries listed without their bodies).
     case inlineUnloaded
     /// In a file under the store's body directory, with the checksum it must have.
     case file(name: String, checksum: UInt32)
+    /// In a file, and held by the memory tier too, as read (and verified) from the file.
+    case fileInMemory(name: String, checksum: UInt32, data: Data)
+
+    /// The body file's name and checksum, when the body is in a file.
+    var file: (name: String, checksum: UInt32)? {
+        switch self {
+        case .file(let name, let checksum), .fileInMemory(let name, let checksum, _): return (name, checksum)
+        case .data, .inlineUnloaded: return nil
+        }
+    }
 }
 
 /// What the caller provides to store a response.

@@ -21,6 +21,19 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The key for `method` and `url`; `nil` when `url` is not absolute (no scheme or host).
     public init?(method: HTTPRequest.Method = .get, url: URL) {
+        let text = url.absoluteString
+        if let host = Self.hostOfNormalized(text) {
+            (self.url, self.host) = (text, host)
+        } else if let normalized = Self.normalizedByComponents(url) {
+            (self.url, self.host) = normalized
+        } else {
+            return nil
+        }
+        self.method = method.rawValue
+    }
+
+    /// The normal form of `url` and its host, worked out by `URLComponents`.
+    static func normalizedByComponents(_ url: URL) -> (url: String, host: String)? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
             let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased(), !host.isEmpty
         else { return nil }
@@ -29,9 +42,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         components.fragment = nil
         if components.path.isEmpty { components.path = "/" }
         guard let normalized = components.string else { return nil }
-        self.method = method.rawValue
-        self.url = normalized
-        self.host = host
+        return (normalized, host)
     }
 
     /// The key of a request: its method and its absolute URI.
@@ -45,6 +56,49 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         self.method = storedMethod
         self.url = url
         self.host = host
+    }
+
+    /// The host of `url` when the URL is already in normal form — `http` or `https` in lower
+    /// case, a lower-case host name or IPv4 address without user information, a path, no
+    /// fragment, nothing but ASCII, no IDNA (`xn--`) label — so that the key can be the text itself; `nil` otherwise
+    /// (then `URLComponents` normalises it).
+    static func hostOfNormalized(_ url: String) -> String? {
+        var utf8 = Substring(url).utf8
+        if utf8.starts(with: "http://".utf8) {
+            utf8 = utf8.dropFirst(7)
+        } else if utf8.starts(with: "https://".utf8) {
+            utf8 = utf8.dropFirst(8)
+        } else {
+            return nil
+        }
+        guard let authorityEnd = utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+            utf8[authorityEnd] == UInt8(ascii: "/"),
+            !utf8[authorityEnd...].contains(where: { $0 == UInt8(ascii: "#") || $0 >= 0x80 })
+        else { return nil }
+        let authority = utf8[..<authorityEnd]
+        var hostEnd = authority.endIndex
+        for index in authority.indices {
+            let byte = authority[index]
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "."), UInt8(ascii: "-"):
+                continue
+            case UInt8(ascii: ":") where hostEnd == authority.endIndex:
+                hostEnd = index
+            default:
+                if hostEnd == authority.endIndex { return nil }  // upper case, userinfo, IPv6, escapes
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            }
+        }
+        let host = authority[..<hostEnd]
+        guard !host.isEmpty else { return nil }
+        if hostEnd != authority.endIndex {
+            let port = authority[authority.index(after: hostEnd)...]
+            guard !port.isEmpty, port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        }
+        let name = String(Substring(host))
+        // URLComponents turns IDNA labels into Unicode; leave those to it.
+        return name.contains("xn--") ? nil : name
     }
 
     /// `GET https://example.com/a?b=1`

@@ -155,7 +155,7 @@ extension CacheStore {
             groupName: new.group, pinned: new.isPinned)
         switch body {
         case .data(let data): row.bodyInline = data
-        case .file(let name, let checksum):
+        case .file(let name, let checksum), .fileInMemory(let name, let checksum, _):
             row.bodyFile = name
             row.bodyChecksum = Int64(checksum)
         case .inlineUnloaded: preconditionFailure("a new body is never unloaded")

@@ -128,7 +128,7 @@ public final class CacheStore: Sendable {
     /// the caller treats it as a miss.
     public func readBody(_ entry: CacheEntry) throws -> Data {
         switch entry.body {
-        case .data(let data):
+        case .data(let data), .fileInMemory(_, _, let data):
             return data
         case .inlineUnloaded:
             let data = try database("read the body of \(entry.key)") {

@@ -39,7 +39,3 @@ enum Entries {
     static func key(_ url: String) -> CacheKey { CacheKey(url: URL(string: url)!)! }
 }
 
-func bodyFiles(in directory: URL) -> [URL] {
-    let enumerator = FileManager.default.enumerator(at: directory.appendingPathComponent("bodies"), includingPropertiesForKeys: nil)
-    return (enumerator?.allObjects as? [URL] ?? []).filter { !$0.hasDirectoryPath && ($0.pathExtension == "body" || $0.pathExtension == "tmp") }
-}

@@ -42,6 +42,8 @@ public final class TestOrigin: @unchecked Sendable {
         public var pauseAfter: Int?
         /// How long to wait half-way through the body.
         public var pause: Duration = .zero
+        /// Send the body chunked, without `Content-Length`.
+        public var chunked = false
 
         /// Creates a response.
         public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
@@ -176,7 +178,7 @@ private final class OriginHandler: ChannelInboundHandler {
             return
         }
         var headers = HTTPHeaders(response.headers)
-        if !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: String(response.body.count)) }
+        if !response.chunked && !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: String(response.body.count)) }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)

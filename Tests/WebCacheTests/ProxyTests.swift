@@ -13,16 +13,17 @@ import WebCacheTestSupport
 struct ProxyTests {
     /// Runs a proxy over a shared cache in front of `origin`; tears everything down afterwards.
     static func withProxy(
-        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [],
+        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
     ) async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = cacheDirectory ?? temporary.url
         // AsyncHTTPClient retries refused connections until the deadline: keep it short.
         let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(3))
         let cache = try HTTPCache(
-            configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: network)
+            configuration: .init(store: CacheStore.Configuration(directory: directory), rules: .shared), origin: network)
         var configuration = ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
         configure(&configuration)
         let proxy = CachingProxy(cache: cache, configuration: configuration)

@@ -28,6 +28,8 @@ public enum MessageFields {
     /// `fields` without hop-by-hop fields and without those listed in `Connection`, for
     /// forwarding a message (RFC 9110 §7.6.1).
     public static func removingHopByHop(_ fields: HTTPFields) -> HTTPFields {
+        // `Connection` is hop-by-hop itself: without any hop-by-hop field, nothing is listed.
+        guard fields.contains(where: { hopByHop.contains($0.name) }) else { return fields }
         let excluded = hopByHop.union(connectionListed(in: fields))
         return fields.filtering { !excluded.contains($0.name) }
     }

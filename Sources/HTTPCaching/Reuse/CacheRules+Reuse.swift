@@ -21,8 +21,17 @@ extension CacheRules {
         _ stored: StoredResponse, for request: HTTPRequest, now: Date,
         conditions: ReuseConditions = .connected
     ) -> ReuseDecision {
-        let freshness = freshness(of: stored)
-        let ageSeconds = Self.wholeSeconds(age(of: stored, now: now).currentAge)
+        reuse(stored, facts: facts(of: stored), for: request, now: now, conditions: conditions)
+    }
+
+    /// ``reuse(_:for:now:conditions:)`` with the stored response's facts already worked out
+    /// (``facts(of:)``), for a cache that serves the same response many times.
+    public func reuse(
+        _ stored: StoredResponse, facts: StoredFacts, for request: HTTPRequest, now: Date,
+        conditions: ReuseConditions = .connected
+    ) -> ReuseDecision {
+        let freshness = facts.freshness
+        let ageSeconds = facts.age(at: now)
         let staleness = ageSeconds - freshness.lifetime
         var decision = ReuseDecision(
             action: .fetch, freshness: freshness, age: ageSeconds, staleness: staleness,
@@ -34,12 +43,12 @@ extension CacheRules {
             decision.reasons = ["a stored \(stored.request.method.rawValue) response cannot answer \(request.method.rawValue)"]
             return decision
         }
-        guard variantMatches(stored, request: request) else {
-            decision.reasons = ["Vary: the request's \(VarySpecifier(stored.response.headerFields).names.map(\.rawName).joined(separator: ", ")) differ from the stored request's (RFC 9111 §4.1)"]
+        guard facts.variantMatches(request) else {
+            decision.reasons = ["Vary: the request's \(facts.vary.names.map(\.rawName).joined(separator: ", ")) differ from the stored request's (RFC 9111 §4.1)"]
             return decision
         }
 
-        let response = directives(for: stored.response).cacheControl
+        let response = facts.directives
         let requestCC = directives(for: request)
         let forbidsStale = response.mustRevalidate
             || (kind.shared && (response.proxyRevalidate || response.sharedMaxAge != nil))

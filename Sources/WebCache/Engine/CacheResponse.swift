@@ -1,5 +1,6 @@
 import HTTPCaching
 import HTTPTypes
+import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -20,6 +21,9 @@ public struct CacheResponse: Sendable {
     public var url: URL
     /// A body still arriving from the origin; ``body`` is empty until it is collected.
     var arriving: BodyBroadcast? = nil
+    /// A stored entry whose body is to be sent straight from its file instead of ``body`` (which
+    /// is then empty); only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
+    package var bodyFile: CacheEntry? = nil
 
     /// Whether the response came from the cache without contacting the origin.
     public var isFromCache: Bool { cacheStatus.hit }

@@ -9,11 +9,65 @@ import Foundation
 #endif
 
 extension HTTPCache {
+    /// What answering one request takes, decided without suspending: an answer from the store
+    /// (or from the app rules), or a trip to the origin.
+    enum Step {
+        case answer(CacheResponse)
+        case passThrough(url: URL, detail: String)
+        case forwardUnsafe(url: URL)
+        case fetch(HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward)
+        case revalidate(CacheEntry, url: URL, decision: ReuseDecision)
+    }
+
+    /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
+    /// allow, a `304` to the client's own conditional request, a blocked URL, or the `504` of
+    /// `only-if-cached`. Returns `nil` when the answer needs the origin; then
+    /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:)``
+    /// answer it (and decide again). Never suspends, so an event loop may call it directly.
+    ///
+    /// Requests with a body (other than GET and HEAD) always need the origin.
+    public func storedResponse(for request: HTTPRequest, mode: RequestMode = .default) -> CacheResponse? {
+        storedResponse(for: request, mode: mode, bodyFilesFrom: nil)
+    }
+
+    /// ``storedResponse(for:mode:)``, leaving stored bodies of at least `minimumSize` bytes in
+    /// their files when the store has verified them: the response's `bodyFile` names the entry
+    /// to send (``WebCacheStore/CacheStore/openVerifiedBodyFile(_:)``) and its body is empty.
+    package func storedResponse(for request: HTTPRequest, mode: RequestMode = .default, bodyFilesFrom minimumSize: Int?) -> CacheResponse? {
+        guard request.method == .get || request.method == .head,
+            case .answer(let response)? = try? plan(request, mode: mode, bodyFilesFrom: minimumSize)
+        else { return nil }
+        count { $0.requests += 1 }
+        return response
+    }
+
     /// One hop: the request path of the type's documentation.
     func respond(to request: HTTPRequest, body: Data?, mode: RequestMode) async throws -> CacheResponse {
+        count { $0.requests += 1 }
+        let policy = self.policy
+        switch try plan(request, mode: mode) {
+        case .answer(let response):
+            return response
+        case .passThrough(let url, let detail):
+            count { $0.bypassed += 1 }
+            return try await passThrough(request, body: body, url: url, detail: detail)
+        case .forwardUnsafe(let url):
+            count { $0.bypassed += 1 }
+            return try await forwardUnsafe(request, body: body, url: url)
+        case .fetch(let outgoing, let key, let url, let forward):
+            count { $0.misses += 1 }
+            return try await fetchAndRespond(outgoing, key: key, url: url, forward: forward, policy: policy)
+        case .revalidate(let entry, let url, let decision):
+            count { $0.revalidations += 1 }
+            return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
+        }
+    }
+
+    /// Decides what answering `request` takes; answers from the store are made here (and counted
+    /// as hits, stale answers or blocks), trips to the origin are left to the caller.
+    func plan(_ request: HTTPRequest, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy
-        count { $0.requests += 1 }
         guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let key = CacheKey(method: .get, url: url)
         else {
@@ -21,15 +75,13 @@ extension HTTPCache {
         }
         if policy.enabled && policy.blocks(url) {
             count { $0.blocked += 1 }
-            return blockedResponse(url: url, configuration: configuration)
+            return .answer(blockedResponse(url: url, configuration: configuration))
         }
         guard policy.allows(request, url: url) else {
-            count { $0.bypassed += 1 }
-            return try await passThrough(request, body: body, url: url, detail: policy.enabled ? "not-allowed" : "disabled")
+            return .passThrough(url: url, detail: policy.enabled ? "not-allowed" : "disabled")
         }
         guard request.method == .get || request.method == .head else {
-            count { $0.bypassed += 1 }
-            return try await forwardUnsafe(request, body: body, url: url)
+            return .forwardUnsafe(url: url)
         }
         if mode == .reload || mode == .reloadIgnoringRemoteCaches {
             var outgoing = request
@@ -37,8 +89,7 @@ extension HTTPCache {
                 outgoing.headerFields[.cacheControl] = "no-cache"
                 outgoing.headerFields[.pragma] = "no-cache"
             }
-            count { $0.misses += 1 }
-            return try await fetchAndRespond(outgoing, key: key, url: url, forward: .request, policy: policy)
+            return .fetch(outgoing, key: key, url: url, forward: .request)
         }
 
         let candidates: [CacheEntry]
@@ -49,38 +100,40 @@ extension HTTPCache {
             candidates = []
         }
         let rules = configuration.rules
-        let requestDirectives = rules.directives(for: request)
         guard let entry = select(candidates, for: request, rules: rules) else {
-            if mode == .onlyCache || requestDirectives.onlyIfCached {
-                return gatewayTimeout(url: url, configuration: configuration)
+            if mode == .onlyCache || rules.directives(for: request).onlyIfCached {
+                return .answer(gatewayTimeout(url: url, configuration: configuration))
             }
-            count { $0.misses += 1 }
-            return try await fetchAndRespond(request, key: key, url: url, forward: candidates.isEmpty ? .uriMiss : .varyMiss, policy: policy)
+            return .fetch(request, key: key, url: url, forward: candidates.isEmpty ? .uriMiss : .varyMiss)
         }
 
         let now = configuration.now()
         let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
         switch decision.action {
         case .useFresh:
-            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision)
+            guard let response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
+                return .fetch(request, key: key, url: url, forward: .miss)
+            }
+            return .answer(response)
         case .useStale(let reason):
-            if reason == .staleWhileRevalidate { revalidateInBackground(entry, request: request, url: url, policy: policy) }
-            count { $0.staleServed += 1 }
             let detail: String
             switch reason {
             case .staleWhileRevalidate: detail = "stale-while-revalidate"
             case .maxStale: detail = mode == .default ? "max-stale" : mode.rawValue
             case .disconnected: detail = "offline"
             }
-            return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision)
+            guard let response = serveStored(entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
+                return .fetch(request, key: key, url: url, forward: .miss)
+            }
+            if reason == .staleWhileRevalidate { revalidateInBackground(entry, request: request, url: url, policy: policy) }
+            count { $0.staleServed += 1 }
+            return .answer(response)
         case .gatewayTimeout:
-            return gatewayTimeout(url: url, configuration: configuration)
+            return .answer(gatewayTimeout(url: url, configuration: configuration))
         case .fetch:
-            count { $0.misses += 1 }
-            return try await fetchAndRespond(request, key: key, url: url, forward: .miss, policy: policy)
+            return .fetch(request, key: key, url: url, forward: .miss)
         case .validate:
-            count { $0.revalidations += 1 }
-            return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
+            return .revalidate(entry, url: url, decision: decision)
         }
     }
 
@@ -88,7 +141,7 @@ extension HTTPCache {
     func select(_ candidates: [CacheEntry], for request: HTTPRequest, rules: CacheRules) -> CacheEntry? {
         guard !candidates.isEmpty else { return nil }
         if candidates.count == 1 {
-            return rules.variantMatches(candidates[0].stored, request: request) ? candidates[0] : nil
+            return storedFacts.facts(of: candidates[0], rules: rules).variantMatches(request) ? candidates[0] : nil
         }
         guard let chosen = rules.selectVariant(from: candidates.map(\.stored), for: request) else { return nil }
         return candidates.first { $0.stored == chosen }
@@ -99,7 +152,7 @@ extension HTTPCache {
         _ entry: CacheEntry, request: HTTPRequest, mode: RequestMode, now: Date, configuration: Configuration
     ) -> ReuseDecision {
         let rules = configuration.rules
-        var decision = rules.reuse(entry.stored, for: request, now: now)
+        var decision = rules.reuse(entry.stored, facts: storedFacts.facts(of: entry, rules: rules), for: request, now: now)
         if decision.action == .fetch { return decision }
         switch mode {
         case .preferCache, .onlyCache:

@@ -9,24 +9,43 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Serves a stored entry: `Age`, `Cache-Status`, a 304 when the client's own validators
-    /// match, no body for HEAD. A body that turns out unusable (corrupt, vanished) is a miss.
+    /// Serves a stored entry, or fetches it again when its body turns out unusable.
     func serveStoredOrRefetch(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
         status given: CacheStatus? = nil, decision known: ReuseDecision? = nil
     ) async throws -> CacheResponse {
+        if let response = serveStored(
+            entry, request: request, url: url, now: now, detail: detail, policy: policy, status: given, decision: known)
+        {
+            return response
+        }
+        return try await fetchAndRespond(request, key: entry.key, url: url, forward: .miss, policy: policy)
+    }
+
+    /// Serves a stored entry: `Age`, `Cache-Status`, a 304 when the client's own validators
+    /// match, no body for HEAD. `nil` when the body turns out unusable (corrupt, vanished): the
+    /// caller treats it as a miss.
+    ///
+    /// With `bodyFilesFrom`, a body of at least that many bytes in a file the store has verified
+    /// is not read: the response names the entry in `bodyFile` instead.
+    func serveStored(
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
+        status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil
+    ) -> CacheResponse? {
         let configuration = self.configuration
         let rules = configuration.rules
+        let sendsFile = request.method != .head && minimumSize.map { entry.bodySize >= $0 } == true
+            && store.hasVerifiedBodyFile(entry) && !rules.clientPreconditionsMatch(request, stored: entry.stored)
         let body: Data
         do {
-            body = try store.readBody(entry)
+            body = sendsFile ? Data() : try store.readBody(entry)
         } catch {
             logger.warning("stored body of \(entry.key) unusable, fetching again: \(error)")
-            return try await fetchAndRespond(request, key: entry.key, url: url, forward: .miss, policy: policy)
+            return nil
         }
-        var head = rules.headForServing(entry.stored, now: now)
         // The caller usually has the decision already; only age and staleness are read here.
         let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
+        var head = rules.headForServing(entry.stored, age: decision.age)
         var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
         status.ttl = -decision.staleness
         status.detail = status.detail ?? detail
@@ -38,12 +57,15 @@ extension HTTPCache {
         }
         head.headerFields.appendCacheStatus(status)
         if status.hit {
-            count { $0.hits += 1; $0.bytesFromCache += servedBody.count }
+            let bytes = sendsFile ? entry.bodySize : servedBody.count
+            count { $0.hits += 1; $0.bytesFromCache += bytes }
         }
         let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType])
         let slidingExpiry = rule?.slidingExpiry == true ? (rule?.ttl ?? rule?.defaultTTL).map { now.addingTimeInterval(TimeInterval($0)) } : nil
         store.recordAccess(entry, at: now, appExpiry: slidingExpiry)
-        return CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
+        var response = CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
+        if sendsFile { response.bodyFile = entry }
+        return response
     }
 
     /// The empty answer to a blocked URL (seed 003's ad filtering); the network is never used.

@@ -35,6 +35,7 @@ public final class HTTPCache: Sendable {
     let misses = InFlightFetches<StreamedFetch>()
     let countersBox = Locked(CacheCounters())
     let backgroundTasks = Locked([Int: Task<Void, Never>]())
+    let storedFacts = StoredFactsMemo()
 
     /// Opens the store and creates the cache.
     public init(configuration: Configuration, origin: some OriginFetching) throws {

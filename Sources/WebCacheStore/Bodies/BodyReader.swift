@@ -59,7 +59,7 @@ extension CacheStore {
     /// Opens `entry`'s body for reading in chunks of `chunkSize` bytes.
     public func openBody(_ entry: CacheEntry, chunkSize: Int = 64 << 10) throws -> BodyReader {
         guard case .file(let name, let checksum) = entry.body else {
-            return BodyReader(data: try readBody(entry))
+            return BodyReader(data: try readBody(entry))  // in memory: no need for the file
         }
         do {
             let fd = try POSIX.openForReading(files.path(name))

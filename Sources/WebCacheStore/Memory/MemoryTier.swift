@@ -88,8 +88,10 @@ final class MemoryTier: Sendable {
     func attachBody(_ data: Data, to entryID: Int64, key: CacheKey) {
         guard isEnabled, data.count <= maximumBodySize else { return }
         state.withLock { state in
-            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
-            node.entries[index].body = .data(data)
+            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }),
+                let file = node.entries[index].body.file
+            else { return }
+            node.entries[index].body = .fileInMemory(name: file.name, checksum: file.checksum, data: data)
             let cost = Self.cost(of: node.entries)
             state.bytes += cost - node.cost
             node.cost = cost
@@ -130,8 +132,10 @@ final class MemoryTier: Sendable {
     /// Bodies count in full; each entry's head counts as a fixed 512 bytes, each key 128 more.
     private static func cost(of entries: [CacheEntry]) -> Int {
         entries.reduce(128) { total, entry in
-            if case .data(let data) = entry.body { return total + data.count + 512 }
-            return total + 512
+            switch entry.body {
+            case .data(let data), .fileInMemory(_, _, let data): return total + data.count + 512
+            case .file, .inlineUnloaded: return total + 512
+            }
         }
     }
 

@@ -70,6 +70,7 @@ struct ProxyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let (host, port) = try parseAddress(listen, option: "--listen")
+            MemoryAllocation.tuneForServing()
             let origin = AsyncHTTPClientOrigin(
                 connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout))
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])

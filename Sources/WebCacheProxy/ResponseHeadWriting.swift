@@ -1,0 +1,63 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// How a response body is delimited on the wire (RFC 9112 §6).
+enum BodyFraming: Sendable, Equatable {
+    /// `Content-Length: n`, then exactly n bytes.
+    case length(Int)
+    /// `Transfer-Encoding: chunked`: chunks as they come, then a last, empty chunk.
+    case chunked
+    /// No body may follow (HEAD, 1xx, 204, 304); the stored `Content-Length`, if any, is kept.
+    case none(contentLength: String?)
+}
+
+extension ByteBuffer {
+    /// Writes an HTTP/1.1 response head: the status line, `fields` without their own framing
+    /// fields, the framing of `framing`, and `Connection: close` unless `keepAlive`.
+    mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, keepAlive: Bool) {
+        writeStaticString("HTTP/1.1 ")
+        let code = response.status.code
+        writeString(String(code))
+        writeStaticString(" ")
+        // The origin's phrase, or the usual one (the phrase may be empty: RFC 9112 §4).
+        writeString(response.status.reasonPhrase.isEmpty ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
+        writeStaticString("\r\n")
+        for field in response.headerFields where field.name != .contentLength && field.name != .transferEncoding {
+            if !keepAlive && field.name == .connection { continue }
+            writeString(field.name.rawName)
+            writeStaticString(": ")
+            writeString(field.value)
+            writeStaticString("\r\n")
+        }
+        switch framing {
+        case .length(let count):
+            writeStaticString("Content-Length: ")
+            writeString(String(count))
+            writeStaticString("\r\n")
+        case .chunked:
+            writeStaticString("Transfer-Encoding: chunked\r\n")
+        case .none(let contentLength):
+            if let contentLength {
+                writeStaticString("Content-Length: ")
+                writeString(contentLength)
+                writeStaticString("\r\n")
+            }
+        }
+        if !keepAlive { writeStaticString("Connection: close\r\n") }
+        writeStaticString("\r\n")
+    }
+
+    /// Writes one chunk of a chunked body (RFC 9112 §7.1); an empty `chunk` writes nothing, since
+    /// an empty chunk would end the body.
+    mutating func writeChunk(_ chunk: some Collection<UInt8>) {
+        guard !chunk.isEmpty else { return }
+        writeString(String(chunk.count, radix: 16))
+        writeStaticString("\r\n")
+        writeBytes(chunk)
+        writeStaticString("\r\n")
+    }
+
+    /// The last chunk of a chunked body, without trailers.
+    static let lastChunk = ByteBuffer(string: "0\r\n\r\n")
+}

@@ -1,0 +1,23 @@
+extension CacheStore {
+    /// Whether `entry`'s body is in a file whose checksum this process has already verified, so
+    /// that it can be sent straight from the file (``openVerifiedBodyFile(_:)``).
+    package func hasVerifiedBodyFile(_ entry: CacheEntry) -> Bool {
+        guard entry.body.file != nil else { return false }
+        return verifiedBodies.withLock { $0.contains(entry.id) }
+    }
+
+    /// An open, read-only descriptor of `entry`'s body file, for sending it without reading it
+    /// into memory (`sendfile`); the caller closes it. `nil` unless the file's checksum was
+    /// verified in this process and its length still matches the index: then read the body with
+    /// ``readBody(_:)``, which checks it and removes a broken entry.
+    package func openVerifiedBodyFile(_ entry: CacheEntry) -> Int32? {
+        guard let name = entry.body.file?.name, hasVerifiedBodyFile(entry),
+            let fd = try? POSIX.openForReading(files.path(name))
+        else { return nil }
+        guard (try? POSIX.size(of: fd)) == entry.bodySize else {
+            POSIX.closeFile(fd)
+            return nil
+        }
+        return fd
+    }
+}
