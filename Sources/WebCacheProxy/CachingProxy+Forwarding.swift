@@ -37,11 +37,17 @@ struct StoredBodyFile: Sendable {
     var size: Int
 }
 
+/// A reverse-mode request target: the URL it stands for, and the path (with query) sent upstream.
+struct ReverseTarget: Sendable {
+    var url: URL
+    var path: String
+}
+
 /// Where a client request goes: answered by the proxy itself (metrics, refusals), or a cache
 /// request.
 enum ProxyRouting: Sendable {
     case answered(ProxyResponse)
-    case cache(HTTPRequest, body: Data?)
+    case cache(HTTPRequest, url: URL, body: Data?)
 }
 
 extension CachingProxy {
@@ -54,21 +60,28 @@ extension CachingProxy {
             response.headerFields[.cacheControl] = "no-store"
             return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters)))))
         }
-        guard let target = targetURL(for: head) else {
-            return .answered(.error(400, "cannot route \(head.uri): \(configuration.upstream == nil ? "forward mode needs an absolute URL" : "invalid target")"))
-        }
-        if configuration.upstream == nil, !destinationAllowed(target) {
-            return .answered(.error(403, "\(target.host ?? "this host") is not an allowed destination"))
-        }
         guard let method = HTTPRequest.Method(head.method.rawValue) else { return .answered(.error(400, "invalid method")) }
-        var request = HTTPRequest(method: method, url: target)
+        let target: URL
+        var request: HTTPRequest
+        if let upstream = configuration.upstream {
+            guard let reverse = reverseTarget(head.uri) else { return .answered(.error(400, "cannot route \(head.uri): invalid target")) }
+            target = reverse.url
+            request = HTTPRequest(method: method, scheme: upstream.scheme, authority: upstreamAuthority, path: reverse.path)
+        } else {
+            guard let forward = forwardTarget(head.uri) else {
+                return .answered(.error(400, "cannot route \(head.uri): forward mode needs an absolute http URL"))
+            }
+            guard destinationAllowed(forward) else { return .answered(.error(403, "\(forward.host ?? "this host") is not an allowed destination")) }
+            target = forward
+            request = HTTPRequest(method: method, url: forward)
+        }
         for header in head.headers {
             guard let name = HTTPField.Name(header.name), name.canonicalName != "host" else { continue }
             request.headerFields.append(HTTPField(name: name, value: header.value))
         }
         request.headerFields = MessageFields.removingHopByHop(request.headerFields)
         request.headerFields[.via] = appendingVia(request.headerFields[.via], version: head.version)
-        return .cache(request, body: body.readableBytes > 0 ? Data(body.readableBytesView) : nil)
+        return .cache(request, url: target, body: body.readableBytes > 0 ? Data(body.readableBytesView) : nil)
     }
 
     /// The cache's answer from its store alone, when it has one (see
@@ -77,8 +90,8 @@ extension CachingProxy {
     /// Stored bodies of ``StoredBodyFile/minimumSize`` bytes or more go from their files to the
     /// socket without being read into memory; when such a file cannot be opened (removed since),
     /// the answer is left to the engine, which reads the body and handles a broken entry.
-    func storedResponse(for request: HTTPRequest) -> ProxyResponse? {
-        guard let response = cache.storedResponse(for: request, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
+    func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
+        guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
         if let entry = response.bodyFile {
             guard let descriptor = cache.store.openVerifiedBodyFile(entry) else { return nil }
@@ -110,13 +123,30 @@ extension CachingProxy {
         return ProxyResponse(head: head, body: body)
     }
 
-    func targetURL(for head: HTTPRequestHead) -> URL? {
-        if let upstream = configuration.upstream {
-            guard head.uri.hasPrefix("/") else { return URL(string: head.uri) }
-            return URL(string: upstream.absoluteString.trimmingSuffix("/") + head.uri)
-        }
-        guard let url = URL(string: head.uri), url.scheme?.lowercased() == "http", url.host != nil else { return nil }
+    /// Forward mode: the absolute-form target, `http` only.
+    private func forwardTarget(_ uri: String) -> URL? {
+        guard let url = URL(string: uri), url.scheme?.lowercased() == "http", url.host != nil else { return nil }
         return url
+    }
+
+    /// A reverse-mode target: its URL and the path (with query) that goes upstream. Recent
+    /// targets are kept, so that repeated requests skip parsing.
+    func reverseTarget(_ uri: String) -> ReverseTarget? {
+        guard let upstream = configuration.upstream else { return nil }
+        if let known = reverseTargets.withLock({ $0[uri] }) { return known }
+        var path = uri
+        if !path.hasPrefix("/") {
+            guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
+            path = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
+                + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        }
+        guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }
+        let target = ReverseTarget(url: url, path: path)
+        reverseTargets.withLock { targets in
+            if targets.count >= Self.reverseTargetsKept { targets.removeAll(keepingCapacity: true) }
+            targets[uri] = target
+        }
+        return target
     }
 
     func destinationAllowed(_ url: URL) -> Bool {

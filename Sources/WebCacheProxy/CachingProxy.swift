@@ -27,6 +27,11 @@ public final class CachingProxy: Sendable {
     let metrics = ProxyMetrics()
     private let connections: OpenConnections
     private let boundPort = Locked<Int?>(nil)
+    /// Reverse mode: recent request targets (see `reverseTarget(_:)`).
+    let reverseTargets = Locked([String: ReverseTarget]())
+    static let reverseTargetsKept = 4096
+    /// Reverse mode: the upstream's `host[:port]`.
+    let upstreamAuthority: String?
 
     /// Creates a proxy; nothing listens until ``run()``.
     public init(cache: HTTPCache, configuration: ProxyConfiguration, logger: Logger = Logger(label: "WebCacheProxy")) {
@@ -34,6 +39,12 @@ public final class CachingProxy: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.connections = OpenConnections(limit: configuration.maximumConnections)
+        self.upstreamAuthority = configuration.upstream.flatMap { upstream in
+            upstream.host.map { host in
+                let bracketed = host.contains(":") ? "[\(host)]" : host
+                return upstream.port.map { "\(bracketed):\($0)" } ?? bracketed
+            }
+        }
     }
 
     /// The port the proxy listens on, once ``run()`` has bound it.

@@ -118,8 +118,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .answered(let response) where response.body.completeBody != nil:
             finish(response, context: context, head: head, keepAlive: keepAlive)
             return
-        case .cache(let request, nil) where request.method == .get || request.method == .head:
-            if let response = proxy.storedResponse(for: request) {
+        case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
+            if let response = proxy.storedResponse(for: request, url: url) {
                 finish(response, context: context, head: head, keepAlive: keepAlive)
                 return
             }
@@ -134,7 +134,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let response: ProxyResponse
             switch routing {
             case .answered(let answer): response = answer
-            case .cache(let request, let body): response = await proxy.respond(to: request, body: body)
+            case .cache(let request, _, let body): response = await proxy.respond(to: request, body: body)
             }
             await proxy.write(response, to: channel, keepAlive: keepAlive, method: head.method)
             channel.eventLoop.execute {

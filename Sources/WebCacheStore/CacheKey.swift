@@ -63,42 +63,47 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// fragment, nothing but ASCII, no IDNA (`xn--`) label — so that the key can be the text itself; `nil` otherwise
     /// (then `URLComponents` normalises it).
     static func hostOfNormalized(_ url: String) -> String? {
-        var utf8 = Substring(url).utf8
-        if utf8.starts(with: "http://".utf8) {
-            utf8 = utf8.dropFirst(7)
-        } else if utf8.starts(with: "https://".utf8) {
-            utf8 = utf8.dropFirst(8)
-        } else {
-            return nil
-        }
-        guard let authorityEnd = utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-            utf8[authorityEnd] == UInt8(ascii: "/"),
-            !utf8[authorityEnd...].contains(where: { $0 == UInt8(ascii: "#") || $0 >= 0x80 })
-        else { return nil }
-        let authority = utf8[..<authorityEnd]
-        var hostEnd = authority.endIndex
-        for index in authority.indices {
-            let byte = authority[index]
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "."), UInt8(ascii: "-"):
-                continue
-            case UInt8(ascii: ":") where hostEnd == authority.endIndex:
-                hostEnd = index
-            default:
-                if hostEnd == authority.endIndex { return nil }  // upper case, userinfo, IPv6, escapes
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+        var text = url
+        let host: String? = text.withUTF8 { bytes in
+            let start: Int
+            if bytes.starts(with: "http://".utf8) {
+                start = 7
+            } else if bytes.starts(with: "https://".utf8) {
+                start = 8
+            } else {
+                return nil
             }
+            var hostEnd: Int?
+            var index = start
+            scanAuthority: while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "."), UInt8(ascii: "-"):
+                    break
+                case UInt8(ascii: ":") where hostEnd == nil:
+                    hostEnd = index
+                case UInt8(ascii: "/"):
+                    break scanAuthority
+                default:
+                    return nil  // upper case, userinfo, IPv6, escapes, a query or fragment right after the host
+                }
+                index += 1
+            }
+            let pathStart = index
+            guard pathStart < bytes.count, pathStart > start else { return nil }
+            let end = hostEnd ?? pathStart
+            guard end > start else { return nil }
+            if let hostEnd {
+                guard pathStart > hostEnd + 1,
+                    bytes[(hostEnd + 1)..<pathStart].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+                else { return nil }
+            }
+            for byte in bytes[pathStart...] where byte == UInt8(ascii: "#") || byte >= 0x80 { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
-        let host = authority[..<hostEnd]
-        guard !host.isEmpty else { return nil }
-        if hostEnd != authority.endIndex {
-            let port = authority[authority.index(after: hostEnd)...]
-            guard !port.isEmpty, port.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
-        }
-        let name = String(Substring(host))
         // URLComponents turns IDNA labels into Unicode; leave those to it.
-        return name.contains("xn--") ? nil : name
+        guard let host, !host.contains("xn--") else { return nil }
+        return host
     }
 
     /// `GET https://example.com/a?b=1`

@@ -94,6 +94,20 @@ struct ProxyFramingTests {
             }
         }
     }
+    @Test("in reverse mode an absolute-form target goes to the upstream, never to the host it names")
+    func absoluteFormInReverseMode() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/page") { request in .text("upstream page \(request.target)", headers: [("Cache-Control", "max-age=600")]) }
+        try await ProxyTests.withProxy(origin) { port, _ in
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET http://elsewhere.invalid/page?x=1 HTTP/1.1\r\nHost: elsewhere.invalid\r\nConnection: close\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
+            #expect(answer.hasSuffix("upstream page /page?x=1"))
+            #expect(origin.count("/page") == 1)
+        }
+    }
 }
 
 extension String {

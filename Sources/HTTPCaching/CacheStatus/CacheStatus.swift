@@ -69,21 +69,36 @@ public struct CacheStatus: Sendable, Hashable, CustomStringConvertible {
 
     /// The member serialised as a Structured Field list member (RFC 9211 §2).
     public var description: String {
-        var parts = [Self.isToken(cache) ? cache : Self.quoted(cache)]
-        if hit { parts.append("hit") }
-        if let forward { parts.append("fwd=\(forward.token)") }
-        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
-        if let ttl { parts.append("ttl=\(ttl)") }
-        if stored { parts.append("stored") }
-        if collapsed { parts.append("collapsed") }
-        if let detail { parts.append("detail=\(Self.isToken(detail) ? detail : Self.quoted(detail))") }
-        return parts.joined(separator: "; ")
+        var text = Self.isToken(cache) ? cache : Self.quoted(cache)
+        text.reserveCapacity(text.utf8.count + 48)
+        if hit { text += "; hit" }
+        if let forward { text += "; fwd=" + forward.token }
+        if let forwardStatus { text += "; fwd-status=" + String(forwardStatus) }
+        if let ttl { text += "; ttl=" + String(ttl) }
+        if stored { text += "; stored" }
+        if collapsed { text += "; collapsed" }
+        if let detail { text += "; detail=" + (Self.isToken(detail) ? detail : Self.quoted(detail)) }
+        return text
     }
 
+    /// Whether `text` is an sf-token (RFC 8941 §3.3.4): ALPHA or `*`, then tchar, `:` or `/`.
     static func isToken(_ text: String) -> Bool {
-        guard let first = text.first, first.isLetter || first == "*" else { return false }
-        return text.allSatisfy { $0.isHTTPTokenCharacter || $0 == ":" || $0 == "/" }
+        var bytes = text.utf8.makeIterator()
+        guard let first = bytes.next(), isAlpha(first) || first == UInt8(ascii: "*") else { return false }
+        while let byte = bytes.next() {
+            guard isAlpha(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || tokenSymbols.contains(byte) else {
+                return false
+            }
+        }
+        return true
     }
+
+    private static func isAlpha(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+
+    /// The tchar symbols (RFC 9110 §5.6.2), with `:` and `/` that sf-tokens allow too.
+    private static let tokenSymbols: Set<UInt8> = Set("!#$%&'*+-.^_`|~:/".utf8)
 
     static func quoted(_ text: String) -> String {
         let printable = text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }

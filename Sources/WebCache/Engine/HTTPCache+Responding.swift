@@ -33,9 +33,12 @@ extension HTTPCache {
     /// ``storedResponse(for:mode:)``, leaving stored bodies of at least `minimumSize` bytes in
     /// their files when the store has verified them: the response's `bodyFile` names the entry
     /// to send (``WebCacheStore/CacheStore/openVerifiedBodyFile(_:)``) and its body is empty.
-    package func storedResponse(for request: HTTPRequest, mode: RequestMode = .default, bodyFilesFrom minimumSize: Int?) -> CacheResponse? {
+    /// `url`, when given, is the request's URL (which `HTTPRequest` would otherwise rebuild).
+    package func storedResponse(
+        for request: HTTPRequest, url: URL? = nil, mode: RequestMode = .default, bodyFilesFrom minimumSize: Int?
+    ) -> CacheResponse? {
         guard request.method == .get || request.method == .head,
-            case .answer(let response)? = try? plan(request, mode: mode, bodyFilesFrom: minimumSize)
+            case .answer(let response)? = try? plan(request, url: url, mode: mode, bodyFilesFrom: minimumSize)
         else { return nil }
         count { $0.requests += 1 }
         return response
@@ -65,10 +68,10 @@ extension HTTPCache {
 
     /// Decides what answering `request` takes; answers from the store are made here (and counted
     /// as hits, stale answers or blocks), trips to the origin are left to the caller.
-    func plan(_ request: HTTPRequest, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil) throws -> Step {
+    func plan(_ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy
-        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+        guard let url = knownURL ?? request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let key = CacheKey(method: .get, url: url)
         else {
             throw CacheError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
