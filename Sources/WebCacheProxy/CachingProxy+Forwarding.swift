@@ -229,14 +229,13 @@ extension CachingProxy {
     /// body, the origin's `Content-Length` for a body still arriving, or chunked without one.
     private func framing(of response: ProxyResponse, method: NIOHTTP1.HTTPMethod) -> BodyFraming {
         let code = response.head.status.code
-        let declared = response.head.headerFields[.contentLength]
         guard method != .HEAD && code != 204 && code != 304 && code >= 200 else {
             if code < 200 || code == 204 { return .none(contentLength: nil) }
-            return .none(contentLength: declared ?? (code == 304 ? nil : "0"))
+            return .none(contentLength: response.head.headerFields[.contentLength] ?? (code == 304 ? nil : "0"))
         }
         if let file = response.file { return .length(file.size) }
         if let complete = response.body.completeBody { return .length(complete.count) }
-        if let declared, let length = Int(declared), length >= 0 { return .length(length) }
+        if let declared = response.head.headerFields[.contentLength], let length = Int(declared), length >= 0 { return .length(length) }
         return .chunked
     }
 

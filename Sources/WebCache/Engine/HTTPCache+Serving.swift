@@ -60,7 +60,7 @@ extension HTTPCache {
             let bytes = sendsFile ? entry.bodySize : servedBody.count
             count { $0.hits += 1; $0.bytesFromCache += bytes }
         }
-        let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType])
+        let rule = policy.lifetimes.isEmpty ? nil : policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType])
         let slidingExpiry = rule?.slidingExpiry == true ? (rule?.ttl ?? rule?.defaultTTL).map { now.addingTimeInterval(TimeInterval($0)) } : nil
         store.recordAccess(entry, at: now, appExpiry: slidingExpiry)
         var response = CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
