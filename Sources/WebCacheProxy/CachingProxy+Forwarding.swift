@@ -170,17 +170,17 @@ extension CachingProxy {
     /// Writes a response: a whole body in one trip to the event loop, a body still arriving
     /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
     /// that fails half-way closes the connection, so the client sees it was cut short.
-    func write(_ response: ProxyResponse, to channel: any Channel, keepAlive: Bool, method: NIOHTTP1.HTTPMethod) async {
+    func write(_ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod) async {
         if response.body.completeBody != nil {
             channel.eventLoop.execute { [self] in
-                writeComplete(response, to: channel, keepAlive: keepAlive, method: method)
+                writeComplete(response, to: channel, persistence: persistence, method: method)
             }
             return
         }
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
         var head = ByteBuffer()
-        head.writeResponseHead(response.head, framing: framing, keepAlive: keepAlive)
+        head.writeResponseHead(response.head, framing: framing, persistence: persistence)
         do {
             try await channel.writeAndFlush(head)
             if case .none = framing {} else {
@@ -202,7 +202,7 @@ extension CachingProxy {
     /// is written.
     @discardableResult
     func writeComplete(
-        _ response: ProxyResponse, to channel: any Channel, keepAlive: Bool, method: NIOHTTP1.HTTPMethod,
+        _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod,
         flush: Bool = true
     ) -> EventLoopFuture<Void> {
         let framing = framing(of: response, method: method)
@@ -210,7 +210,7 @@ extension CachingProxy {
         let body = response.body.completeBody ?? Data()
         let inline = response.file == nil && framing != .none(contentLength: nil)
         var buffer = channel.allocator.buffer(capacity: 512 + (inline ? body.count : 0))
-        buffer.writeResponseHead(response.head, framing: framing, keepAlive: keepAlive)
+        buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
         if inline, case .length = framing { buffer.writeBytes(body) }
         var written = channel.write(buffer)
         if let file = response.file {

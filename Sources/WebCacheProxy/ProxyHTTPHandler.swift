@@ -9,9 +9,9 @@ import Foundation
 #endif
 
 /// One client connection speaking HTTP/1.1: collects each request, answers what the store can
-/// answer on the spot, hands the rest to the engine on a task, and writes the answers (encoded
-/// here, see ``Foundation/Data``-free ``NIOCore/ByteBuffer/writeResponseHead(_:framing:keepAlive:)``),
-/// streaming bodies that are still arriving. A `CONNECT` turns the connection into a tunnel.
+/// answer on the spot, hands the rest to the engine on a task, and writes the answers — encoded
+/// here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer — streaming bodies
+/// that are still arriving. A `CONNECT` turns the connection into a tunnel.
 ///
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
 /// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
@@ -113,14 +113,14 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let requestBody = body
         body = ByteBuffer()
         let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody)
-        let keepAlive = head.isKeepAlive && refusal?.head.status.code != 431 && !quiescing
+        let persistence = ConnectionPersistence(for: head, closing: refusal?.head.status.code == 431 || quiescing)
         switch routing {
         case .answered(let response) where response.body.completeBody != nil:
-            finish(response, context: context, head: head, keepAlive: keepAlive)
+            finish(response, context: context, head: head, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let response = proxy.storedResponse(for: request, url: url) {
-                finish(response, context: context, head: head, keepAlive: keepAlive)
+                finish(response, context: context, head: head, persistence: persistence)
                 return
             }
         default:
@@ -136,11 +136,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .answered(let answer): response = answer
             case .cache(let request, _, let body): response = await proxy.respond(to: request, body: body)
             }
-            await proxy.write(response, to: channel, keepAlive: keepAlive, method: head.method)
+            await proxy.write(response, to: channel, persistence: persistence, method: head.method)
             channel.eventLoop.execute {
                 let (handler, context) = loopBound.value
                 handler.responding = false
-                handler.answered(context: context, keepAlive: keepAlive)
+                handler.answered(context: context, keepAlive: persistence.keepsAlive)
             }
         }
     }
@@ -148,15 +148,17 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes a whole response on the event loop, without a task. The flush waits for the end of
     /// the loop's tick: answers to the other connections that were readable in the same tick go
     /// out back to back, which wakes the clients fewer times than one flush per answer.
-    private func finish(_ response: ProxyResponse, context: ChannelHandlerContext, head: HTTPRequestHead, keepAlive: Bool) {
+    private func finish(
+        _ response: ProxyResponse, context: ChannelHandlerContext, head: HTTPRequestHead, persistence: ConnectionPersistence
+    ) {
         let channel = context.channel
-        let written = proxy.writeComplete(response, to: channel, keepAlive: keepAlive, method: head.method, flush: false)
+        let written = proxy.writeComplete(response, to: channel, persistence: persistence, method: head.method, flush: false)
         context.eventLoop.execute { channel.flush() }
-        if !keepAlive {
+        guard persistence.keepsAlive else {
             written.whenComplete { _ in channel.close(promise: nil) }
             return
         }
-        answered(context: context, keepAlive: keepAlive)
+        answered(context: context, keepAlive: true)
     }
 
     /// After an answer: closes the connection, or goes on with requests that arrived meanwhile

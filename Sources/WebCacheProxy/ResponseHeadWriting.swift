@@ -12,10 +12,32 @@ enum BodyFraming: Sendable, Equatable {
     case none(contentLength: String?)
 }
 
+/// Whether the connection stays open after a response, and whether the response says so.
+enum ConnectionPersistence: Sendable, Equatable {
+    /// The connection closes after this response: `Connection: close`.
+    case close
+    /// It stays open, as HTTP/1.1 assumes: nothing to say.
+    case keepAlive
+    /// It stays open for an HTTP/1.0 client that asked: `Connection: keep-alive` (RFC 9112 §9.3).
+    case keepAliveAnnounced
+
+    /// For a request head, unless the connection has to close anyway.
+    init(for head: HTTPRequestHead, closing: Bool) {
+        if closing || !head.isKeepAlive {
+            self = .close
+        } else {
+            self = head.version.major == 1 && head.version.minor == 0 ? .keepAliveAnnounced : .keepAlive
+        }
+    }
+
+    var keepsAlive: Bool { self != .close }
+}
+
 extension ByteBuffer {
     /// Writes an HTTP/1.1 response head: the status line, `fields` without their own framing
-    /// fields, the framing of `framing`, and `Connection: close` unless `keepAlive`.
-    mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, keepAlive: Bool) {
+    /// fields and their `Connection`, the framing of `framing`, and the `Connection` of
+    /// `persistence`.
+    mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, persistence: ConnectionPersistence) {
         writeStaticString("HTTP/1.1 ")
         let code = response.status.code
         writeString(String(code))
@@ -24,7 +46,7 @@ extension ByteBuffer {
         writeString(response.status.reasonPhrase.isEmpty ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
         writeStaticString("\r\n")
         for field in response.headerFields where field.name != .contentLength && field.name != .transferEncoding {
-            if !keepAlive && field.name == .connection { continue }
+            if field.name == .connection { continue }
             writeString(field.name.rawName)
             writeStaticString(": ")
             writeString(field.value)
@@ -44,7 +66,11 @@ extension ByteBuffer {
                 writeStaticString("\r\n")
             }
         }
-        if !keepAlive { writeStaticString("Connection: close\r\n") }
+        switch persistence {
+        case .close: writeStaticString("Connection: close\r\n")
+        case .keepAliveAnnounced: writeStaticString("Connection: keep-alive\r\n")
+        case .keepAlive: break
+        }
         writeStaticString("\r\n")
     }
 

@@ -108,6 +108,21 @@ struct ProxyFramingTests {
             #expect(origin.count("/page") == 1)
         }
     }
+    @Test("an HTTP/1.0 client that asks for keep-alive is told so; one that does not is closed")
+    func http10KeepAlive() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/page") { _ in .text("old client", headers: [("Cache-Control", "max-age=600")]) }
+        try await ProxyTests.withProxy(origin) { port, _ in
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET /page HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /page HTTP/1.0\r\n\r\n")
+            let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
+            #expect(heads.count == 2, "\(answer)")
+            #expect(heads.first?.contains("Connection: keep-alive\r\n") == true)
+            #expect(heads.last?.contains("Connection: close\r\n") == true)
+        }
+    }
 }
 
 extension String {
