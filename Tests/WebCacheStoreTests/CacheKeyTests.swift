@@ -15,7 +15,7 @@ struct CacheKeyTests {
 
     @Test("the fast path and URLComponents agree on every URL", arguments: urls)
     func fastPathAgrees(_ text: String) throws {
-        guard let url = URL(string: text) else { return }
+        let url = try #require(URL(string: text))
         let key = CacheKey(url: url)
         let slow = CacheKey.normalizedByComponents(url)
         #expect(key?.url == slow?.url)

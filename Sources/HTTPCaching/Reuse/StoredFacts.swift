@@ -25,8 +25,8 @@ public struct StoredFacts: Sendable, Hashable {
     public var responseTime: Date
     /// The response's `Vary`.
     public var vary: VarySpecifier
-    /// The secondary key of the stored request, when the response varies on named fields.
-    public var storedVaryKey: VaryKey?
+    /// The secondary key of the stored request (empty when the response names no fields).
+    public var storedVaryKey: VaryKey
 
     /// The age at `now` in whole seconds.
     public func age(at now: Date) -> Int {
@@ -35,11 +35,7 @@ public struct StoredFacts: Sendable, Hashable {
 
     /// Whether the stored response may answer a request with these header fields (RFC 9111 §4.1).
     public func variantMatches(_ request: HTTPRequest) -> Bool {
-        switch vary {
-        case .none: return true
-        case .any: return false
-        case .fields: return storedVaryKey == VaryKey(vary, request: request.headerFields)
-        }
+        CacheRules.variantMatches(vary, storedKey: storedVaryKey, request: request)
     }
 }
 
@@ -47,14 +43,12 @@ extension CacheRules {
     /// The facts of `stored` under these rules.
     public func facts(of stored: StoredResponse) -> StoredFacts {
         let vary = VarySpecifier(stored.response.headerFields)
-        let storedVaryKey: VaryKey?
-        if case .fields = vary { storedVaryKey = VaryKey(vary, request: stored.request.headerFields) } else { storedVaryKey = nil }
         return StoredFacts(
             directives: directives(for: stored.response).cacheControl,
             freshness: freshness(of: stored),
             correctedInitialAge: age(of: stored, now: stored.responseTime).correctedInitialAge,
             responseTime: stored.responseTime,
             vary: vary,
-            storedVaryKey: storedVaryKey)
+            storedVaryKey: VaryKey(vary, request: stored.request.headerFields))
     }
 }

@@ -10,12 +10,16 @@ extension CacheRules {
     /// Whether a stored response can be selected for `request` by its `Vary` (RFC 9111 §4.1).
     public func variantMatches(_ stored: StoredResponse, request: HTTPRequest) -> Bool {
         let specifier = VarySpecifier(stored.response.headerFields)
+        return Self.variantMatches(specifier, storedKey: VaryKey(specifier, request: stored.request.headerFields), request: request)
+    }
+
+    /// The rule of ``variantMatches(_:request:)`` once the stored response's `Vary` and its
+    /// request's key are known: always without `Vary`, never with `*`, else equal keys.
+    static func variantMatches(_ specifier: VarySpecifier, storedKey: @autoclosure () -> VaryKey, request: HTTPRequest) -> Bool {
         switch specifier {
         case .none: return true
         case .any: return false
-        case .fields:
-            return VaryKey(specifier, request: stored.request.headerFields)
-                == VaryKey(specifier, request: request.headerFields)
+        case .fields: return storedKey() == VaryKey(specifier, request: request.headerFields)
         }
     }
 

@@ -34,8 +34,9 @@ extension HTTPCache {
     ) -> CacheResponse? {
         let configuration = self.configuration
         let rules = configuration.rules
-        let sendsFile = request.method != .head && minimumSize.map { entry.bodySize >= $0 } == true
-            && store.hasVerifiedBodyFile(entry) && !rules.clientPreconditionsMatch(request, stored: entry.stored)
+        let notModified = rules.clientPreconditionsMatch(request, stored: entry.stored)
+        let sendsFile = request.method != .head && !notModified && minimumSize.map { entry.bodySize >= $0 } == true
+            && store.hasVerifiedBodyFile(entry)
         let body: Data
         do {
             body = sendsFile ? Data() : try store.readBody(entry)
@@ -45,15 +46,18 @@ extension HTTPCache {
         }
         // The caller usually has the decision already; only age and staleness are read here.
         let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
-        var head = rules.headForServing(entry.stored, age: decision.age)
         var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
         status.ttl = -decision.staleness
         status.detail = status.detail ?? detail
-        var servedBody = request.method == .head ? Data() : body
-        if rules.clientPreconditionsMatch(request, stored: entry.stored) {
+        var head: HTTPResponse
+        let servedBody: Data
+        if notModified {
             head = rules.notModifiedResponse(for: entry.stored)
             head.headerFields[.age] = String(decision.age)
             servedBody = Data()
+        } else {
+            head = rules.headForServing(entry.stored, age: decision.age)
+            servedBody = request.method == .head ? Data() : body
         }
         head.headerFields.appendCacheStatus(status)
         if status.hit {
