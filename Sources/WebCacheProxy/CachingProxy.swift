@@ -64,6 +64,7 @@ public final class CachingProxy: Sendable {
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .tunedForServing()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try self.configureConnection(channel) }
             }
