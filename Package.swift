@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "WebCacheProxy",
             dependencies: [
-                "WebCache", "HTTPCaching", "WebCacheStore",
+                "WebCache", "HTTPCaching", "WebCacheStore", "CProcessorAffinity",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -71,6 +71,7 @@ let package = Package(
         ),
         .target(name: "CHTMLScan", dependencies: ["CLibXML2"]),
         .target(name: "CAllocatorTuning"),
+        .target(name: "CProcessorAffinity"),
         .target(
             name: "WebCachePreload",
             dependencies: [
@@ -93,6 +94,7 @@ let package = Package(
                 "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "CAllocatorTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -18,6 +18,8 @@ struct ProxyResponse: Sendable {
     var body: ResponseBodyStream
     /// A stored body sent straight from its file (`sendfile`) instead of ``body``.
     var file: StoredBodyFile?
+    /// For a fresh answer from the store: the engine's terms for sending it again.
+    var repeatable: RepeatableAnswer?
 
     static func error(_ status: Int, _ message: String) -> ProxyResponse {
         var head = HTTPResponse(status: .init(code: status))
@@ -35,6 +37,12 @@ struct StoredBodyFile: Sendable {
 
     var handle: NIOFileHandle
     var size: Int
+}
+
+/// A whole answer as it goes on the wire: the head, with the body unless that goes from a file.
+struct EncodedAnswer: Sendable {
+    var bytes: ByteBuffer
+    var file: StoredBodyFile?
 }
 
 /// A reverse-mode request target: the URL it stands for, and the path (with query) sent upstream.
@@ -94,10 +102,46 @@ extension CachingProxy {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
         if let entry = response.bodyFile {
-            guard let descriptor = cache.store.openVerifiedBodyFile(entry) else { return nil }
-            outgoing.file = StoredBodyFile(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor), size: entry.bodySize)
+            guard let file = openBodyFile(of: entry) else { return nil }
+            outgoing.file = file
         }
+        outgoing.repeatable = response.repeatable
         return outgoing
+    }
+
+    /// The answer this proxy sent to the same request before, when the engine confirms it still
+    /// stands (``RepeatedAnswers``), counted as sent; `nil` otherwise.
+    func repeatedAnswer(to head: HTTPRequestHead) -> EncodedAnswer? {
+        guard let answer = answers.answer(to: head) else { return nil }
+        var file: StoredBodyFile?
+        if answer.sendsFile {
+            file = openBodyFile(of: answer.terms.entry)
+            if file == nil {
+                answers.forget(head)
+                return nil
+            }
+        }
+        guard cache.repeatAnswer(answer.terms) else {
+            try? file?.handle.close()
+            answers.forget(head)
+            return nil
+        }
+        metrics.countResponse(status: answer.status)
+        return EncodedAnswer(bytes: answer.bytes, file: file)
+    }
+
+    /// Keeps an encoded fresh answer for the same request (see ``repeatedAnswer(to:)``).
+    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead) {
+        guard let terms = response.repeatable else { return }
+        answers.remember(
+            RepeatedAnswer(bytes: encoded.bytes, sendsFile: encoded.file != nil, status: response.head.status.code, terms: terms),
+            for: head)
+    }
+
+    /// `entry`'s body file opened for `sendfile`, if it is still whole.
+    private func openBodyFile(of entry: CacheEntry) -> StoredBodyFile? {
+        guard let descriptor = cache.store.openVerifiedBodyFile(entry) else { return nil }
+        return StoredBodyFile(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor), size: entry.bodySize)
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what
@@ -205,19 +249,37 @@ extension CachingProxy {
         _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod,
         flush: Bool = true
     ) -> EventLoopFuture<Void> {
+        send(encode(response, allocator: channel.allocator, persistence: persistence, method: method), to: channel, flush: flush)
+    }
+
+    /// Encodes a response whose body is whole, and counts it as sent. A body file goes with it
+    /// only when a body follows (not for HEAD or 304); otherwise it is closed here.
+    func encode(
+        _ response: ProxyResponse, allocator: ByteBufferAllocator, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod
+    ) -> EncodedAnswer {
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
         let body = response.body.completeBody ?? Data()
-        let inline = response.file == nil && framing != .none(contentLength: nil)
-        var buffer = channel.allocator.buffer(capacity: 512 + (inline ? body.count : 0))
+        var file = response.file
+        if case .length = framing {} else {
+            try? file?.handle.close()
+            file = nil
+        }
+        let inline = file == nil && framing != .none(contentLength: nil)
+        var buffer = allocator.buffer(capacity: 512 + (inline ? body.count : 0))
         buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
         if inline, case .length = framing { buffer.writeBytes(body) }
-        var written = channel.write(buffer)
-        if let file = response.file {
-            if case .length = framing {
-                let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
-                written = channel.write(IOData.fileRegion(region))
-            }
+        return EncodedAnswer(bytes: buffer, file: file)
+    }
+
+    /// Writes an encoded answer (and its body file), and flushes unless the caller flushes
+    /// later; the future completes once it is written, the file closed.
+    @discardableResult
+    func send(_ answer: EncodedAnswer, to channel: any Channel, flush: Bool) -> EventLoopFuture<Void> {
+        var written = channel.write(answer.bytes)
+        if let file = answer.file {
+            let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
+            written = channel.write(IOData.fileRegion(region))
             written.whenComplete { _ in try? file.handle.close() }
         }
         if flush { channel.flush() }

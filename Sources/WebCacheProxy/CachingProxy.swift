@@ -30,11 +30,25 @@ public final class CachingProxy: Sendable {
     /// Reverse mode: recent request targets (see `reverseTarget(_:)`).
     let reverseTargets = Locked([String: ReverseTarget]())
     static let reverseTargetsKept = 4096
+    /// Fresh answers from the store as sent, for the same requests again.
+    let answers = RepeatedAnswers()
     /// Reverse mode: the upstream's `host[:port]`.
     let upstreamAuthority: String?
 
+    /// The event loops connections are served on.
+    let group: any EventLoopGroup
+
     /// Creates a proxy; nothing listens until ``run()``.
-    public init(cache: HTTPCache, configuration: ProxyConfiguration, logger: Logger = Logger(label: "WebCacheProxy")) {
+    ///
+    /// Connections are served on `group`'s event loops, SwiftNIO's shared group by default. A
+    /// server pinned to fewer cores than the machine has should pass a group with one loop per
+    /// core it may use (``ProcessorAffinity/usableCores``): two loops time-sliced on one core
+    /// leave one loop's connections waiting a whole scheduler slice at a time.
+    public init(
+        cache: HTTPCache, configuration: ProxyConfiguration, logger: Logger = Logger(label: "WebCacheProxy"),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.group = group
         self.cache = cache
         self.configuration = configuration
         self.logger = logger
@@ -59,7 +73,6 @@ public final class CachingProxy: Sendable {
     /// requests in flight finish (up to ``ProxyConfiguration/drainTimeout``), closes the rest and
     /// returns.
     public func run() async throws {
-        let group = MultiThreadedEventLoopGroup.singleton
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

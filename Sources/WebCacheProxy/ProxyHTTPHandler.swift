@@ -11,7 +11,9 @@ import Foundation
 /// One client connection speaking HTTP/1.1: collects each request, answers what the store can
 /// answer on the spot, hands the rest to the engine on a task, and writes the answers — encoded
 /// here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer — streaming bodies
-/// that are still arriving. A `CONNECT` turns the connection into a tunnel.
+/// that are still arriving. A request seen before gets the encoded answer sent then, while the
+/// engine confirms it stands (``RepeatedAnswers``). A `CONNECT` turns the connection into a
+/// tunnel.
 ///
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
 /// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
@@ -112,15 +114,24 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let requestBody = body
         body = ByteBuffer()
-        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody)
         let persistence = ConnectionPersistence(for: head, closing: refusal?.head.status.code == 431 || quiescing)
+        // The same head gets the same answer, unless refused or closing (then it differs).
+        let mayRepeat = refusal == nil && !quiescing && requestBody.readableBytes == 0
+        if mayRepeat, let answer = proxy.repeatedAnswer(to: head) {
+            finish(answer, context: context, persistence: persistence)
+            return
+        }
+        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody)
+        let allocator = context.channel.allocator
         switch routing {
         case .answered(let response) where response.body.completeBody != nil:
-            finish(response, context: context, head: head, persistence: persistence)
+            finish(proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method), context: context, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let response = proxy.storedResponse(for: request, url: url) {
-                finish(response, context: context, head: head, persistence: persistence)
+                let answer = proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method)
+                if mayRepeat { proxy.remember(answer, of: response, for: head) }
+                finish(answer, context: context, persistence: persistence)
                 return
             }
         default:
@@ -145,14 +156,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes a whole response on the event loop, without a task. The flush waits for the end of
+    /// Writes a whole answer on the event loop, without a task. The flush waits for the end of
     /// the loop's tick: answers to the other connections that were readable in the same tick go
     /// out back to back, which wakes the clients fewer times than one flush per answer.
-    private func finish(
-        _ response: ProxyResponse, context: ChannelHandlerContext, head: HTTPRequestHead, persistence: ConnectionPersistence
-    ) {
+    private func finish(_ answer: EncodedAnswer, context: ChannelHandlerContext, persistence: ConnectionPersistence) {
         let channel = context.channel
-        let written = proxy.writeComplete(response, to: channel, persistence: persistence, method: head.method, flush: false)
+        let written = proxy.send(answer, to: channel, flush: false)
         context.eventLoop.execute { channel.flush() }
         guard persistence.keepsAlive else {
             written.whenComplete { _ in channel.close(promise: nil) }

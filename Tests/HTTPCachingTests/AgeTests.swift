@@ -65,4 +65,26 @@ struct AgeTests {
         let fresh = Fixtures.stored(["Date: @0"])
         #expect(rules.headForServing(fresh, now: Fixtures.at(0)).headerFields[.age] == "0")
     }
+
+    @Test("the age changes at whole seconds from receipt, the corrected initial age included")
+    func ageChanges() {
+        let rules = CacheRules.private
+        // Age 30 plus a 0.5 s delay: the age starts at 30.5 s and reads 30 until 0.5 s later.
+        var stored = Fixtures.stored(["Date: @0", "Age: 30"])
+        stored.requestTime = stored.responseTime.addingTimeInterval(-0.5)
+        let facts = rules.facts(of: stored)
+        let start = facts.responseTime
+        #expect(facts.age(at: start) == 30)
+        let first = facts.ageChanges(after: start)
+        #expect(abs(first.timeIntervalSince(start) - 0.5) < 1e-6)
+        #expect(facts.age(at: first.addingTimeInterval(-0.001)) == 30)
+        #expect(facts.age(at: first.addingTimeInterval(0.001)) == 31)
+        // Later on, a whole second after the previous change; never at or before `now`.
+        let later = start.addingTimeInterval(7.2)
+        let next = facts.ageChanges(after: later)
+        #expect(abs(next.timeIntervalSince(start) - 7.5) < 1e-6)
+        #expect(facts.age(at: later) == facts.age(at: next.addingTimeInterval(-0.001)))
+        // Before receipt (a clock that went back) the age stays put until receipt and beyond.
+        #expect(facts.ageChanges(after: start.addingTimeInterval(-10)) > start)
+    }
 }

@@ -127,7 +127,7 @@ struct ProxyFramingTests {
 
 extension String {
     /// The first line that contains `text`.
-    fileprivate func firstLine(containing text: String) -> String? {
+    func firstLine(containing text: String) -> String? {
         split(separator: "\r\n").first { $0.contains(text) }.map(String.init)
     }
 }

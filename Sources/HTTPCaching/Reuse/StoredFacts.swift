@@ -33,6 +33,16 @@ public struct StoredFacts: Sendable, Hashable {
         CacheRules.wholeSeconds(correctedInitialAge + max(0, now.timeIntervalSince(responseTime)))
     }
 
+    /// The first instant after `now` at which ``age(at:)`` is no longer what it is at `now`:
+    /// until then every reuse decision on these facts, which reads the age in whole seconds
+    /// only, comes out the same. `distantFuture` once the age has reached its ceiling.
+    public func ageChanges(after now: Date) -> Date {
+        let age = correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
+        guard age.isFinite, age < Double(DeltaSeconds.maximum) else { return .distantFuture }
+        let next = (max(0, age)).rounded(.down) + 1
+        return responseTime.addingTimeInterval(next - correctedInitialAge)
+    }
+
     /// Whether the stored response may answer a request with these header fields (RFC 9111 §4.1).
     public func variantMatches(_ request: HTTPRequest) -> Bool {
         CacheRules.variantMatches(vary, storedKey: storedVaryKey, request: request)

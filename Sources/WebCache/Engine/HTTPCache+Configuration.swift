@@ -30,6 +30,9 @@ extension HTTPCache {
         public var now: @Sendable () -> Date
         /// Where the cache logs.
         public var logger: Logger
+        /// Changes whenever the settings change at run time, so that answers worked out under
+        /// the old ones are not repeated (``HTTPCache/repeatAnswer(_:)``).
+        var revision: UInt64 = 0
 
         /// A configuration for a private cache in `directory`.
         public init(

@@ -96,11 +96,12 @@ extension HTTPCache {
         }
 
         let candidates: [CacheEntry]
+        let storeRevision: UInt64?
         do {
-            candidates = try store.lookup(key)
+            (candidates, storeRevision) = try store.lookupWithRevision(key)
         } catch {
             logger.warning("cache lookup failed for \(key), going to the network: \(error)")
-            candidates = []
+            (candidates, storeRevision) = ([], nil)
         }
         let rules = configuration.rules
         guard let entry = select(candidates, for: request, rules: rules) else {
@@ -114,8 +115,11 @@ extension HTTPCache {
         let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
         switch decision.action {
         case .useFresh:
-            guard let response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
+            guard var response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
                 return .fetch(request, key: key, url: url, forward: .miss)
+            }
+            if mode == .default, let storeRevision {
+                response.repeatable = repeatability(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
             }
             return .answer(response)
         case .useStale(let reason):

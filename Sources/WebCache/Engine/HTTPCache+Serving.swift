@@ -64,12 +64,20 @@ extension HTTPCache {
             let bytes = sendsFile ? entry.bodySize : servedBody.count
             count { $0.hits += 1; $0.bytesFromCache += bytes }
         }
-        let rule = policy.lifetimes.isEmpty ? nil : policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType])
-        let slidingExpiry = rule?.slidingExpiry == true ? (rule?.ttl ?? rule?.defaultTTL).map { now.addingTimeInterval(TimeInterval($0)) } : nil
-        store.recordAccess(entry, at: now, appExpiry: slidingExpiry)
+        store.recordAccess(entry, at: now, appExpiry: slidingExpiry(of: entry, url: url, policy: policy, now: now))
         var response = CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
         if sendsFile { response.bodyFile = entry }
         return response
+    }
+
+    /// The app-set expiry a use of `entry` at `now` moves on to, under a lifetime rule with
+    /// sliding expiry (seed 002); `nil` when no such rule applies.
+    func slidingExpiry(of entry: CacheEntry, url: URL, policy: CachePolicy, now: Date) -> Date? {
+        guard !policy.lifetimes.isEmpty,
+            let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType]),
+            rule.slidingExpiry == true, let seconds = rule.ttl ?? rule.defaultTTL
+        else { return nil }
+        return now.addingTimeInterval(TimeInterval(seconds))
     }
 
     /// The empty answer to a blocked URL (seed 003's ad filtering); the network is never used.

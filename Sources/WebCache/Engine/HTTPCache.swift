@@ -55,12 +55,18 @@ public final class HTTPCache: Sendable {
     /// Changes the app policy at run time (seed 002 "update settings"); takes effect for the
     /// next request.
     public func updatePolicy(_ change: (inout CachePolicy) -> Void) {
-        settings.withLock { change(&$0.policy) }
+        settings.withLock { settings in
+            change(&settings.policy)
+            settings.revision &+= 1
+        }
     }
 
     /// Replaces the hook that may change or refuse what is stored.
     public func setWillCache(_ hook: (@Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse?)?) {
-        settings.withLock { $0.willCache = hook }
+        settings.withLock { settings in
+            settings.willCache = hook
+            settings.revision &+= 1
+        }
     }
 
     /// What the cache has done since it was created.

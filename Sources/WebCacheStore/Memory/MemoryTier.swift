@@ -31,6 +31,7 @@ final class MemoryTier: Sendable {
         var oldest: Node?
         var bytes = 0
         var generation: UInt64 = 0
+        var revision: UInt64 = 0
     }
 
     let capacity: Int
@@ -50,6 +51,20 @@ final class MemoryTier: Sendable {
 
     /// A stamp that changes on every invalidation.
     var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// A stamp that changes whenever anything it holds changes: an invalidation, or an app-set
+    /// expiry updated in place.
+    var revision: UInt64 { state.withLock { $0.revision } }
+
+    /// The entries held for `key`, with the ``revision`` they belong to.
+    func entriesAndRevision(for key: CacheKey) -> (entries: [CacheEntry], revision: UInt64)? {
+        guard isEnabled else { return nil }
+        return state.withLock { state in
+            guard let node = state.nodes[key] else { return nil }
+            Self.moveToNewest(node, in: &state)
+            return (node.entries, state.revision)
+        }
+    }
 
     func entries(for key: CacheKey) -> [CacheEntry]? {
         guard isEnabled else { return nil }
@@ -107,12 +122,14 @@ final class MemoryTier: Sendable {
         state.withLock { state in
             guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
             node.entries[index].appExpiry = expiry
+            state.revision &+= 1
         }
     }
 
     func invalidate(_ keys: some Sequence<CacheKey>) {
         state.withLock { state in
             state.generation &+= 1
+            state.revision &+= 1
             for key in keys {
                 if let node = state.nodes[key] { Self.remove(node, in: &state) }
             }
@@ -122,6 +139,7 @@ final class MemoryTier: Sendable {
     func invalidateAll() {
         state.withLock { state in
             state.generation &+= 1
+            state.revision &+= 1
             state.nodes.removeAll()
             state.newest = nil
             state.oldest = nil

@@ -4,6 +4,7 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import Logging
+import NIOPosix
 import WebCache
 import WebCacheProxy
 
@@ -54,6 +55,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
 
+    @Option(help: ArgumentHelp("Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).", valueName: "count"))
+    var threads: Int?
+
     func validate() throws {
         _ = try parseAddress(listen, option: "--listen")
         if let upstream { _ = try parseURL(upstream) }
@@ -62,6 +66,7 @@ struct ProxyCommand: AsyncParsableCommand {
             ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize)] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
+        if let threads, threads <= 0 { throw ValidationError("--threads must be positive, not \(threads)") }
         guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
             throw ValidationError("--metrics-path must start with '/' (or be 'none'), not '\(metricsPath)'")
         }
@@ -85,19 +90,22 @@ struct ProxyCommand: AsyncParsableCommand {
                 try? await origin.shutdown()
                 throw error
             }
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: threads ?? ProcessorAffinity.usableCores)
             let proxy = CachingProxy(
                 cache: httpCache,
                 configuration: ProxyConfiguration(
                     host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
                     maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
                     maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath),
-                logger: logger)
+                logger: logger, group: group)
             let serving = Task { try await proxy.run() }
             let signals = onStopSignals { serving.cancel() }
             let result = await serving.result
             signals.forEach { $0.cancel() }
+            await httpCache.waitForBackgroundWork()
             httpCache.persistCounters()
             try? await origin.shutdown()
+            try? await group.shutdownGracefully()
             if case .failure(let error) = result, !(error is CancellationError) {
                 throw CommandFailure(.unavailable, "the proxy stopped: \(error)")
             }

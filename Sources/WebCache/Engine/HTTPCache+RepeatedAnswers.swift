@@ -1,0 +1,51 @@
+import HTTPCaching
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension HTTPCache {
+    /// Whether `answer` still stands for the request that got it; if so, counts and records it
+    /// as a hit (as ``storedResponse(for:mode:)`` would have). `false` when the store or the
+    /// settings changed, or the clock moved past ``RepeatableAnswer/validUntil`` (or back before
+    /// the decision): then ask the engine again. Never suspends.
+    package func repeatAnswer(_ answer: RepeatableAnswer) -> Bool {
+        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
+        guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
+        let now = clock()
+        guard now >= answer.decidedAt, now < answer.validUntil else { return false }
+        count { counters in
+            counters.requests += 1
+            counters.hits += 1
+            counters.bytesFromCache += answer.bytesFromCache
+        }
+        store.recordAccess(answer.entry, at: now)
+        return true
+    }
+
+    /// The terms on which `response`, a fresh answer of `entry` to a request in the default mode,
+    /// may be repeated; `nil` when serving it had side effects a repeat would skip (a sliding
+    /// expiry moves on with every use).
+    func repeatability(
+        of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, configuration: Configuration
+    ) -> RepeatableAnswer? {
+        guard slidingExpiry(of: entry, url: response.url, policy: configuration.policy, now: now) == nil else { return nil }
+        // The age moves on by whole seconds; so does the time left of an app-set expiry, which
+        // overrides the freshness of the response (`decide`).
+        var validUntil = storedFacts.facts(of: entry, rules: configuration.rules).ageChanges(after: now)
+        if let appExpiry = entry.appExpiry {
+            let left = appExpiry.timeIntervalSince(now)
+            validUntil = min(validUntil, appExpiry.addingTimeInterval(-left.rounded(.down)))
+        }
+        // A millisecond's margin for rounding in the date arithmetic.
+        validUntil = validUntil.addingTimeInterval(-0.001)
+        guard validUntil > now else { return nil }
+        return RepeatableAnswer(
+            entry: entry, bytesFromCache: response.bodyFile != nil ? entry.bodySize : response.body.count,
+            storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
+    }
+}
