@@ -5,9 +5,9 @@ extension CacheStore {
     package var revision: UInt64 { memory.revision }
 
     /// ``lookup(_:)``, with the ``revision`` the entries belong to when the memory tier answered:
-    /// then they stay current until the revision changes. `nil` when they came from the index
-    /// (the memory tier is off, or did not hold the key yet), where another process may change
-    /// them unseen.
+    /// then a lookup returns them again until the revision changes. `nil` when they came from the
+    /// index (the memory tier is off, or did not hold the key yet). Like the memory tier itself,
+    /// the revision does not see changes made by another process sharing the directory.
     package func lookupWithRevision(_ key: CacheKey) throws -> (entries: [CacheEntry], revision: UInt64?) {
         if let held = memory.entriesAndRevision(for: key) { return (held.entries, held.revision) }
         return (try lookup(key), nil)
