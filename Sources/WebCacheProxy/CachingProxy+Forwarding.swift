@@ -217,7 +217,7 @@ extension CachingProxy {
     func write(_ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod) async {
         if response.body.completeBody != nil {
             channel.eventLoop.execute { [self] in
-                writeComplete(response, to: channel, persistence: persistence, method: method)
+                send(encode(response, allocator: channel.allocator, persistence: persistence, method: method), to: channel, flush: true)
             }
             return
         }
@@ -239,17 +239,6 @@ extension CachingProxy {
             logger.debug("response cut short: \(error)")
             try? await channel.close()
         }
-    }
-
-    /// Writes a response whose body is whole — head and body in one buffer — on the channel's
-    /// event loop, and flushes it unless the caller flushes later; the future completes once it
-    /// is written.
-    @discardableResult
-    func writeComplete(
-        _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod,
-        flush: Bool = true
-    ) -> EventLoopFuture<Void> {
-        send(encode(response, allocator: channel.allocator, persistence: persistence, method: method), to: channel, flush: flush)
     }
 
     /// Encodes a response whose body is whole, and counts it as sent. A body file goes with it

@@ -67,7 +67,7 @@ final class RepeatedAnswers: Sendable {
     }
 
     func remember(_ answer: RepeatedAnswer, for head: HTTPRequestHead) {
-        let cost = answer.bytes.capacity + 256
+        let cost = Self.cost(of: answer)
         guard cost <= Self.byteBudget / 16 else { return }
         let identity = RequestIdentity(head: head)
         state.withLock { state in
@@ -76,7 +76,7 @@ final class RepeatedAnswers: Sendable {
                 state.bytes = 0
             }
             if let replaced = state.answers.updateValue(answer, forKey: identity) {
-                state.bytes -= replaced.bytes.capacity + 256
+                state.bytes -= Self.cost(of: replaced)
             }
             state.bytes += cost
         }
@@ -86,8 +86,13 @@ final class RepeatedAnswers: Sendable {
         let identity = RequestIdentity(head: head)
         state.withLock { state in
             if let removed = state.answers.removeValue(forKey: identity) {
-                state.bytes -= removed.bytes.capacity + 256
+                state.bytes -= Self.cost(of: removed)
             }
         }
+    }
+
+    /// What an answer counts against ``byteBudget``: its buffer, and a little for its key.
+    private static func cost(of answer: RepeatedAnswer) -> Int {
+        answer.bytes.capacity + 256
     }
 }

@@ -91,6 +91,11 @@ public final class CacheStore: Sendable {
     /// Every stored variant for `key` (memory first, then the index); empty on a miss.
     public func lookup(_ key: CacheKey) throws -> [CacheEntry] {
         if let entries = memory.entries(for: key) { return entries }
+        return try lookupInIndex(key)
+    }
+
+    /// The variants for `key` read from the index, then held by the memory tier.
+    func lookupInIndex(_ key: CacheKey) throws -> [CacheEntry] {
         let generation = memory.generation
         var entries = try database("look up \(key)") {
             // One SELECT reads a consistent snapshot by itself: no transaction needed around it.

@@ -9,7 +9,7 @@ struct ProxyRepeatedAnswerTests {
         let origin = TestOrigin()
         try await origin.start()
         defer { Task { try? await origin.stop() } }
-        let version = ManualCounter()
+        let version = Counter()
         origin.route("/item") { request in
             if request.method == "PUT" { return .text("updated") }
             let current = version.next()
@@ -48,11 +48,4 @@ struct ProxyRepeatedAnswerTests {
             #expect(origin.requests(to: "/item").filter { $0.method == "GET" }.count == 2)
         }
     }
-}
-
-/// A thread-safe counter for origin handlers.
-final class ManualCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
 }

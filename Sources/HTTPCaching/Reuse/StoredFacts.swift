@@ -39,7 +39,7 @@ public struct StoredFacts: Sendable, Hashable {
     public func ageChanges(after now: Date) -> Date {
         let age = correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
         guard age.isFinite, age < Double(DeltaSeconds.maximum) else { return .distantFuture }
-        let next = (max(0, age)).rounded(.down) + 1
+        let next = max(0, age).rounded(.down) + 1
         return responseTime.addingTimeInterval(next - correctedInitialAge)
     }
 

@@ -67,12 +67,7 @@ final class MemoryTier: Sendable {
     }
 
     func entries(for key: CacheKey) -> [CacheEntry]? {
-        guard isEnabled else { return nil }
-        return state.withLock { state in
-            guard let node = state.nodes[key] else { return nil }
-            Self.moveToNewest(node, in: &state)
-            return node.entries
-        }
+        entriesAndRevision(for: key)?.entries
     }
 
     /// Holds `entries` for `key`, unless the tier was invalidated since `generation`.
