@@ -39,10 +39,13 @@ struct StoredBodyFile: Sendable {
     var size: Int
 }
 
-/// A whole answer as it goes on the wire: the head, with the body unless that goes from a file.
+/// A whole answer as it goes on the wire: the head, with the body unless that goes from a file;
+/// or, for a repeated answer, one file holding both.
 struct EncodedAnswer: Sendable {
     var bytes: ByteBuffer
     var file: StoredBodyFile?
+    /// Head and body together; when set, ``bytes`` and ``file`` are not sent.
+    var wireFile: WireFile?
 }
 
 /// A reverse-mode request target: the URL it stands for, and the path (with query) sent upstream.
@@ -114,7 +117,7 @@ extension CachingProxy {
     func repeatedAnswer(to head: HTTPRequestHead) -> EncodedAnswer? {
         guard let answer = answers.answer(to: head) else { return nil }
         var file: StoredBodyFile?
-        if answer.sendsFile {
+        if answer.sendsFile && answer.wireFile == nil {
             file = openBodyFile(of: answer.terms.entry)
             if file == nil {
                 answers.forget(head)
@@ -127,15 +130,23 @@ extension CachingProxy {
             return nil
         }
         metrics.countResponse(status: answer.status)
-        return EncodedAnswer(bytes: answer.bytes, file: file)
+        return EncodedAnswer(bytes: answer.bytes, file: file, wireFile: answer.wireFile)
     }
 
-    /// Keeps an encoded fresh answer for the same request (see ``repeatedAnswer(to:)``).
+    /// Keeps an encoded fresh answer for the same request (see ``repeatedAnswer(to:)``). A body
+    /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
+    /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
+    /// such files; otherwise its file is opened again for each repeat.
     func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead) {
         guard let terms = response.repeatable else { return }
-        answers.remember(
-            RepeatedAnswer(bytes: encoded.bytes, sendsFile: encoded.file != nil, status: response.head.status.code, terms: terms),
-            for: head)
+        var answer = RepeatedAnswer(bytes: encoded.bytes, sendsFile: encoded.file != nil, status: response.head.status.code, terms: terms)
+        if let file = encoded.file, encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile,
+            let wireFile = WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size)
+        {
+            answer.wireFile = wireFile
+            answer.bytes = ByteBuffer()
+        }
+        answers.remember(answer, for: head)
     }
 
     /// `entry`'s body file opened for `sendfile`, if it is still whole.
@@ -265,6 +276,13 @@ extension CachingProxy {
     /// later; the future completes once it is written, the file closed.
     @discardableResult
     func send(_ answer: EncodedAnswer, to channel: any Channel, flush: Bool) -> EventLoopFuture<Void> {
+        if let wireFile = answer.wireFile {
+            let handle = wireFile.borrowHandle()
+            let written = channel.write(IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
+            written.whenComplete { _ in wireFile.release(handle) }
+            if flush { channel.flush() }
+            return written
+        }
         var written = channel.write(answer.bytes)
         if let file = answer.file {
             let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)

@@ -37,10 +37,13 @@ struct RequestIdentity: Hashable, Sendable {
 
 /// A fresh answer from the store as it went on the wire, kept for the same request.
 struct RepeatedAnswer: Sendable {
-    /// The encoded head (with the body, unless that goes from its file).
+    /// The encoded head (with the body, unless that goes from a file); unused with ``wireFile``.
     var bytes: ByteBuffer
     /// Whether the body goes from the entry's file after ``bytes``.
     var sendsFile: Bool
+    /// The whole answer in one file, for bodies that would go from their files and are small
+    /// enough to copy (``RepeatedAnswers/largestAnswer``).
+    var wireFile: WireFile?
     /// The response's status code, for the metrics.
     var status: Int
     /// The engine's terms for repeating it.
@@ -53,6 +56,12 @@ struct RepeatedAnswer: Sendable {
 final class RepeatedAnswers: Sendable {
     static let capacity = 4096
     static let byteBudget = 8 << 20
+    /// The most one answer may cost; dearer ones are not kept.
+    static let largestAnswer = byteBudget / 16
+    /// What a kept answer costs besides its bytes: its key, its entry.
+    static let keyCost = 256
+    /// The largest ``WireFile`` an answer may have.
+    static let largestWireFile = largestAnswer - keyCost
 
     private struct State {
         var answers: [RequestIdentity: RepeatedAnswer] = [:]
@@ -68,7 +77,7 @@ final class RepeatedAnswers: Sendable {
 
     func remember(_ answer: RepeatedAnswer, for head: HTTPRequestHead) {
         let cost = Self.cost(of: answer)
-        guard cost <= Self.byteBudget / 16 else { return }
+        guard cost <= Self.largestAnswer else { return }
         let identity = RequestIdentity(head: head)
         state.withLock { state in
             if state.answers.count >= Self.capacity || state.bytes + cost > Self.byteBudget {
@@ -91,8 +100,9 @@ final class RepeatedAnswers: Sendable {
         }
     }
 
-    /// What an answer counts against ``byteBudget``: its buffer, and a little for its key.
+    /// What an answer counts against ``byteBudget``: its buffer, its wire file, and a little for
+    /// its key.
     private static func cost(of answer: RepeatedAnswer) -> Int {
-        answer.bytes.capacity + 256
+        answer.bytes.capacity + (answer.wireFile?.size ?? 0) + keyCost
     }
 }

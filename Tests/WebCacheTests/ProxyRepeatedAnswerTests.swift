@@ -48,4 +48,79 @@ struct ProxyRepeatedAnswerTests {
             #expect(origin.requests(to: "/item").filter { $0.method == "GET" }.count == 2)
         }
     }
+
+    @Test(
+        "large answers are repeated whole and unchanged, on parallel connections, from one in-memory file up to the size limit and from the entry's file above it",
+        arguments: [128 << 10, 700 << 10])
+    func largeRepeatedAnswers(size: Int) async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        let version = Counter()
+        origin.route("/large") { request in
+            if request.method == "PUT" { return .text("updated") }
+            let current = version.next()
+            return .init(headers: [("Cache-Control", "max-age=600")], body: Self.patternedBody(size: size, version: current))
+        }
+        try await ProxyTests.withProxy(origin) { port, _ in
+            func body(of response: String) -> Substring? {
+                response.range(of: "\r\n\r\n").map { response[$0.upperBound...] }
+            }
+            let request = "GET /large HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+            let first = try await RawHTTPClient.exchange(port: port, request)
+            let expected = String(decoding: Self.patternedBody(size: size, version: 1), as: UTF8.self)
+            #expect(body(of: first) == Substring(expected), "the answer from the origin")
+            for _ in 0..<3 {
+                let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<4 { group.addTask { try await RawHTTPClient.exchange(port: port, request) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                for answer in answers {
+                    #expect(body(of: answer) == Substring(expected), "\(answer.count) bytes: \(answer.prefix(300))")
+                    #expect(answer.firstLine(containing: "Cache-Status")?.contains("; hit") == true)
+                }
+            }
+            #if os(Linux)
+            let inMemory = Self.openAnswerFiles(holdingBodyOf: size) > 0
+            #expect(inMemory == (size <= 256 << 10), "answers up to the limit go from one in-memory file")
+            #endif
+
+            try await Task.sleep(for: .milliseconds(1100))
+            let older = try await RawHTTPClient.exchange(port: port, request)
+            #expect((older.firstLine(containing: "Age: ").flatMap { Int($0.dropFirst(5)) } ?? 0) >= 1, "a new head as the Age moves on")
+            #expect(body(of: older) == Substring(expected))
+
+            let update = try await RawHTTPClient.exchange(
+                port: port, "PUT /large HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnew")
+            #expect(update.hasPrefix("HTTP/1.1 200"))
+            let updated = String(decoding: Self.patternedBody(size: size, version: 2), as: UTF8.self)
+            for _ in 0..<2 {
+                let fetched = try await RawHTTPClient.exchange(port: port, request)
+                #expect(body(of: fetched) == Substring(updated), "the new body once the entry changed")
+            }
+            #expect(origin.requests(to: "/large").filter { $0.method == "GET" }.count == 2)
+        }
+    }
+
+    /// Letters that change with the position and the version, so that a shifted, cut or stale
+    /// byte shows.
+    static func patternedBody(size: Int, version: Int) -> Data {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        return Data((0..<size).map { letters[($0 &* 7 &+ $0 / 251 &+ version) % letters.count] })
+    }
+
+    /// How many in-memory answer files this process has open with a body of `size` bytes and
+    /// a head (other suites running at the same time keep other sizes).
+    static func openAnswerFiles(holdingBodyOf size: Int) -> Int {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.filter { descriptor in
+            let path = "/proc/self/fd/\(descriptor)"
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: path))?.contains("memfd:webcache-answer") == true,
+                let file = FileHandle(forReadingAtPath: path)
+            else { return false }
+            defer { try? file.close() }
+            let length = (try? file.seekToEnd()).map(Int.init) ?? 0
+            return (size + 100..<size + 4096).contains(length)
+        }.count
+    }
 }

@@ -1,0 +1,81 @@
+import CMemoryFile
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A whole answer, head and body, in one sealed in-memory file: repeating it is a single
+/// `sendfile`, with no separate write for the head (a segment, and a wake-up of the client, of
+/// its own) and no opening of the entry's body file. Sealed, its pages never change while the
+/// kernel may still be sending them; the file is closed when its last holder (a kept answer, a
+/// write in flight) lets go of it.
+final class WireFile: Sendable {
+    private let descriptor: CInt
+    /// Head and body together, in bytes.
+    let size: Int
+
+    private init(descriptor: CInt, size: Int) {
+        self.descriptor = descriptor
+        self.size = size
+    }
+
+    deinit {
+        #if os(Linux)
+        _ = close(descriptor)
+        #endif
+    }
+
+    /// A handle of its own for one write: SwiftNIO lets one thread at a time use a handle, and
+    /// answers go out on several event loops at once. Give it back with ``release(_:)`` once
+    /// written; the file stays open while this wire file lives.
+    func borrowHandle() -> NIOFileHandle {
+        NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+    }
+
+    /// Ends a handle from ``borrowHandle()`` without closing the file.
+    func release(_ handle: NIOFileHandle) {
+        _ = try? handle.takeDescriptorOwnership()
+    }
+
+    /// A wire file holding `head` followed by the first `bodySize` bytes of `body` (read at
+    /// explicit offsets: a write of `body` in flight is not disturbed), or `nil` where the
+    /// platform has no sealable in-memory files or the copy comes up short.
+    static func make(head: ByteBuffer, body: NIOFileHandle, bodySize: Int) -> WireFile? {
+        #if os(Linux)
+        let descriptor = webcache_memory_file_create("webcache-answer")
+        guard descriptor >= 0 else { return nil }
+        let wireFile = WireFile(descriptor: descriptor, size: head.readableBytes + bodySize)
+        let copied = head.withUnsafeReadableBytes { writeAll($0, to: descriptor) }
+            && (try? body.withUnsafeFileDescriptor { copy(bodySize, from: $0, to: descriptor) }) == true
+            && webcache_memory_file_seal(descriptor) == 0
+        return copied ? wireFile : nil
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: CInt) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// Copies in the kernel (`sendfile` between files), from offset 0 of `source`.
+    private static func copy(_ count: Int, from source: CInt, to destination: CInt) -> Bool {
+        var offset = off_t(0)
+        while offset < count {
+            let copied = sendfile(destination, source, &offset, count - Int(offset))
+            if copied < 0 && errno == EINTR { continue }
+            guard copied > 0 else { return false }
+        }
+        return true
+    }
+    #endif
+}
