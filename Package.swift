@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "WebCacheProxy",
             dependencies: [
-                "WebCache", "HTTPCaching", "WebCacheStore", "CProcessorAffinity", "CMemoryFile",
+                "WebCache", "HTTPCaching", "WebCacheStore", "CProcessorAffinity", "CUnnamedFiles",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "CHTMLScan", dependencies: ["CLibXML2"]),
         .target(name: "CAllocatorTuning"),
         .target(name: "CProcessorAffinity"),
-        .target(name: "CMemoryFile"),
+        .target(name: "CUnnamedFiles"),
         .target(
             name: "WebCachePreload",
             dependencies: [

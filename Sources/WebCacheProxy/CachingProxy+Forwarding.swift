@@ -141,7 +141,7 @@ extension CachingProxy {
         guard let terms = response.repeatable else { return }
         var answer = RepeatedAnswer(bytes: encoded.bytes, sendsFile: encoded.file != nil, status: response.head.status.code, terms: terms)
         if let file = encoded.file, encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile,
-            let wireFile = WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size)
+            let wireFile = WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size, directory: wireFileDirectory)
         {
             answer.wireFile = wireFile
             answer.bytes = ByteBuffer()

@@ -32,6 +32,8 @@ public final class CachingProxy: Sendable {
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = RepeatedAnswers()
+    /// Where repeated answers' ``WireFile``s are made: the store's directory.
+    let wireFileDirectory: String
     /// Reverse mode: the upstream's `host[:port]`.
     let upstreamAuthority: String?
 
@@ -50,6 +52,7 @@ public final class CachingProxy: Sendable {
     ) {
         self.group = group
         self.cache = cache
+        self.wireFileDirectory = cache.store.configuration.directory.path
         self.configuration = configuration
         self.logger = logger
         self.connections = OpenConnections(limit: configuration.maximumConnections)

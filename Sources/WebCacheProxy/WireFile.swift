@@ -1,15 +1,19 @@
-import CMemoryFile
+import CUnnamedFiles
 import NIOCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A whole answer, head and body, in one sealed in-memory file: repeating it is a single
-/// `sendfile`, with no separate write for the head (a segment, and a wake-up of the client, of
-/// its own) and no opening of the entry's body file. Sealed, its pages never change while the
-/// kernel may still be sending them; the file is closed when its last holder (a kept answer, a
-/// write in flight) lets go of it.
+/// A whole answer, head and body, in one unnamed file: repeating it is a single `sendfile`, with
+/// no separate write for the head (a segment, and a wake-up of the client, of its own) and no
+/// opening of the entry's body file.
+///
+/// The file is created without a name next to the store's bodies (Linux `O_TMPFILE`: it is
+/// gone once closed, even after a crash, and its pages are the file system's, which sends them
+/// in large folios), or, where the file system cannot, as a sealed file in memory (`memfd`).
+/// Nothing writes to it once made, so its pages never change while the kernel may still be
+/// sending them; it is closed when its last holder (a kept answer, a write in flight) lets go.
 final class WireFile: Sendable {
     private let descriptor: CInt
     /// Head and body together, in bytes.
@@ -39,16 +43,21 @@ final class WireFile: Sendable {
     }
 
     /// A wire file holding `head` followed by the first `bodySize` bytes of `body` (read at
-    /// explicit offsets: a write of `body` in flight is not disturbed), or `nil` where the
-    /// platform has no sealable in-memory files or the copy comes up short.
-    static func make(head: ByteBuffer, body: NIOFileHandle, bodySize: Int) -> WireFile? {
+    /// explicit offsets: a write of `body` in flight is not disturbed), made in `directory` or
+    /// else in memory; `nil` where the platform has neither or the copy comes up short.
+    static func make(head: ByteBuffer, body: NIOFileHandle, bodySize: Int, directory: String) -> WireFile? {
         #if os(Linux)
-        let descriptor = webcache_memory_file_create("webcache-answer")
+        var sealed = false
+        var descriptor = webcache_unnamed_file_create(directory)
+        if descriptor < 0 {
+            descriptor = webcache_memory_file_create("webcache-answer")
+            sealed = true
+        }
         guard descriptor >= 0 else { return nil }
         let wireFile = WireFile(descriptor: descriptor, size: head.readableBytes + bodySize)
         let copied = head.withUnsafeReadableBytes { writeAll($0, to: descriptor) }
             && (try? body.withUnsafeFileDescriptor { copy(bodySize, from: $0, to: descriptor) }) == true
-            && webcache_memory_file_seal(descriptor) == 0
+            && (!sealed || webcache_memory_file_seal(descriptor) == 0)
         return copied ? wireFile : nil
         #else
         return nil

@@ -50,7 +50,7 @@ struct ProxyRepeatedAnswerTests {
     }
 
     @Test(
-        "large answers are repeated whole and unchanged, on parallel connections, from one in-memory file up to the size limit and from the entry's file above it",
+        "large answers are repeated whole and unchanged, on parallel connections, from one unnamed file up to the size limit and from the entry's file above it",
         arguments: [128 << 10, 700 << 10])
     func largeRepeatedAnswers(size: Int) async throws {
         let origin = TestOrigin()
@@ -62,7 +62,9 @@ struct ProxyRepeatedAnswerTests {
             let current = version.next()
             return .init(headers: [("Cache-Control", "max-age=600")], body: Self.patternedBody(size: size, version: current))
         }
-        try await ProxyTests.withProxy(origin) { port, _ in
+        let cacheDirectory = try TemporaryDirectory()
+        defer { cacheDirectory.remove() }
+        try await ProxyTests.withProxy(origin, cacheDirectory: cacheDirectory.url) { port, _ in
             func body(of response: String) -> Substring? {
                 response.range(of: "\r\n\r\n").map { response[$0.upperBound...] }
             }
@@ -81,8 +83,8 @@ struct ProxyRepeatedAnswerTests {
                 }
             }
             #if os(Linux)
-            let inMemory = Self.openAnswerFiles(holdingBodyOf: size) > 0
-            #expect(inMemory == (size <= 256 << 10), "answers up to the limit go from one in-memory file")
+            let wholeInOneFile = Self.openAnswerFiles(holdingBodyOf: size, in: cacheDirectory.url) > 0
+            #expect(wholeInOneFile == (size <= 256 << 10), "answers up to the limit go from one unnamed file")
             #endif
 
             try await Task.sleep(for: .milliseconds(1100))
@@ -109,13 +111,14 @@ struct ProxyRepeatedAnswerTests {
         return Data((0..<size).map { letters[($0 &* 7 &+ $0 / 251 &+ version) % letters.count] })
     }
 
-    /// How many in-memory answer files this process has open with a body of `size` bytes and
-    /// a head (other suites running at the same time keep other sizes).
-    static func openAnswerFiles(holdingBodyOf size: Int) -> Int {
+    /// How many unnamed answer files this process has open in `directory` (or in memory) with
+    /// a body of `size` bytes and a head.
+    static func openAnswerFiles(holdingBodyOf size: Int, in directory: URL) -> Int {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return descriptors.filter { descriptor in
             let path = "/proc/self/fd/\(descriptor)"
-            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: path))?.contains("memfd:webcache-answer") == true,
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path),
+                target.contains("/\(directory.lastPathComponent)/#") || target.contains("memfd:webcache-answer"),
                 let file = FileHandle(forReadingAtPath: path)
             else { return false }
             defer { try? file.close() }

@@ -6,7 +6,17 @@
 
 #include <errno.h>
 
-#include "memory_file.h"
+#include "unnamed_files.h"
+
+int webcache_unnamed_file_create(const char *directory) {
+#if defined(__linux__)
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#else
+    (void)directory;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 int webcache_memory_file_create(const char *name) {
 #if defined(__linux__)

@@ -1,5 +1,10 @@
-#ifndef WEBCACHE_MEMORY_FILE_H
-#define WEBCACHE_MEMORY_FILE_H
+#ifndef WEBCACHE_UNNAMED_FILES_H
+#define WEBCACHE_UNNAMED_FILES_H
+
+/// Creates a file without a name in `directory` (Linux `O_TMPFILE`, read-write, close-on-exec):
+/// it never appears in the directory and is gone once closed, even after a crash. -1 with
+/// `errno` set where it fails, the file system cannot, or the platform has no such files.
+int webcache_unnamed_file_create(const char *directory);
 
 /// Creates an anonymous file in memory that can be sealed (Linux `memfd_create`, close-on-exec),
 /// named `name` for `/proc/<pid>/fd`; -1 with `errno` set where it fails or the platform has none.
