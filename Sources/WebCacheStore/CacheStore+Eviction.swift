@@ -6,7 +6,7 @@ extension CacheStore {
     /// pass. Returns how many entries went. Runs by itself after every store.
     @discardableResult
     public func trim() throws -> Int {
-        let pending = accessLog.drain()
+        let pending = drainAccesses()
         let removed = try database("trim the cache") {
             try pool.write { db -> [RemovedRow] in
                 try AccessLog.apply(pending, in: db)

@@ -50,7 +50,7 @@ extension CacheStore {
             writer.cancel()
         }
         let now = configuration.now()
-        let pending = accessLog.drain()
+        let pending = drainAccesses()
         let (rows, removed) = try database("store \(inline.count) entries") {
             try pool.write { db -> ([EntryRow], [RemovedRow]) in
                 try AccessLog.apply(pending, in: db)
@@ -110,7 +110,7 @@ extension CacheStore {
     func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) throws -> CacheEntry {
         let now = configuration.now()
         let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
-        let pending = accessLog.drain()
+        let pending = drainAccesses()
         let (inserted, removed) = try database("store \(key)") {
             try pool.write { db -> (EntryRow, [RemovedRow]) in
                 try AccessLog.apply(pending, in: db)

@@ -6,6 +6,7 @@
 import Darwin
 #endif
 
+import Dispatch
 import GRDB
 import HTTPCaching
 import Logging
@@ -42,6 +43,8 @@ public final class CacheStore: Sendable {
     let files: BodyFiles
     let memory: MemoryTier
     let accessLog: AccessLog
+    /// Writes batches of access times one at a time, off the threads that record them.
+    private let accessWrites = DispatchQueue(label: "WebCacheStore.access-times")
     /// Entries whose body file passed a checksum check in this process.
     let verifiedBodies = Locked(Set<Int64>())
     private let lockFile: Int32
@@ -82,7 +85,8 @@ public final class CacheStore: Sendable {
     }
 
     deinit {
-        flushAccesses()
+        // Not through `accessWrites`: a write queued there holds the store, so none is running.
+        writePendingAccesses()
         POSIX.closeFile(lockFile)
     }
 
@@ -158,16 +162,30 @@ public final class CacheStore: Sendable {
     }
 
     /// Records that `entry` was served at `date` (for LRU order) and, for sliding expiry, moves
-    /// its app-set expiry to `appExpiry`. Writes are batched.
+    /// its app-set expiry to `appExpiry`. Writes to the index are batched and made on a queue of
+    /// their own.
     public func recordAccess(_ entry: CacheEntry, at date: Date, appExpiry: Date? = nil) {
         if let appExpiry { memory.setAppExpiry(appExpiry, of: entry.id, key: entry.key) }
         if accessLog.record(id: entry.id, at: date, appExpiry: appExpiry) {
-            flushAccesses()
+            // Off the caller's thread (an event loop, a hit in progress): the write may wait
+            // for another writer of the index, even another process's.
+            accessWrites.async { [self] in writePendingAccesses() }
         }
     }
 
-    /// Writes pending access times and expiries to the index.
+    /// Writes pending access times and expiries to the index, after any batch already on its way.
     public func flushAccesses() {
+        accessWrites.sync { writePendingAccesses() }
+    }
+
+    /// Pending access times for a write of the caller's own, once any batch on its way is
+    /// written: eviction in that write sees every access recorded before it. Call it before
+    /// taking the index's writer, which the batch needs.
+    func drainAccesses() -> [Int64: AccessLog.Pending] {
+        accessWrites.sync { accessLog.drain() }
+    }
+
+    private func writePendingAccesses() {
         let pending = accessLog.drain()
         guard !pending.isEmpty else { return }
         do {

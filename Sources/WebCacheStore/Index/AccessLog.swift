@@ -7,41 +7,54 @@ import Foundation
 #endif
 
 /// Access times and sliding expiries waiting to be written: a hit costs a dictionary update,
-/// and the index gets one batched write per ``flushThreshold`` hits (or before eviction, stats
-/// and close). A crash loses at most those pending updates, which only affect LRU order.
+/// and the index gets one batched write per ``flushThreshold`` distinct entries (made off the
+/// caller's thread, see ``CacheStore/recordAccess(_:at:appExpiry:)``), or before eviction, stats
+/// and close. A crash loses at most those pending updates, which only affect LRU order.
 final class AccessLog: Sendable {
     struct Pending: Sendable {
         var lastAccess: Double
         var appExpiry: Double?
     }
 
-    static let flushThreshold = 128
-    private let pending = Locked([Int64: Pending]())
+    private struct State {
+        var pending: [Int64: Pending] = [:]
+        /// A flush is on its way: the next ones need not be asked for until it drains.
+        var flushRequested = false
+    }
 
-    /// Records an access; returns true when it is time to flush.
+    static let flushThreshold = 128
+    private let state = Locked(State())
+
+    /// Records an access; returns true when it is time to flush, once until the next ``drain()``.
     func record(id: Int64, at date: Date, appExpiry: Date?) -> Bool {
-        pending.withLock { pending in
-            var item = pending[id] ?? Pending(lastAccess: 0)
+        state.withLock { state in
+            var item = state.pending[id] ?? Pending(lastAccess: 0)
             item.lastAccess = max(item.lastAccess, date.timeIntervalSince1970)
             if let appExpiry { item.appExpiry = appExpiry.timeIntervalSince1970 }
-            pending[id] = item
-            return pending.count >= Self.flushThreshold
+            state.pending[id] = item
+            guard state.pending.count >= Self.flushThreshold, !state.flushRequested else { return false }
+            state.flushRequested = true
+            return true
         }
     }
 
     /// App-set expiries recorded but not yet written, by entry.
     func pendingExpiries(for ids: [Int64]) -> [Int64: Double] {
-        pending.withLock { pending in
+        state.withLock { state in
             var result: [Int64: Double] = [:]
-            for id in ids { if let expiry = pending[id]?.appExpiry { result[id] = expiry } }
+            for id in ids { if let expiry = state.pending[id]?.appExpiry { result[id] = expiry } }
             return result
         }
     }
 
+    /// Everything pending, now no longer pending.
     func drain() -> [Int64: Pending] {
-        pending.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+        state.withLock { state in
+            defer {
+                state.pending.removeAll(keepingCapacity: true)
+                state.flushRequested = false
+            }
+            return state.pending
         }
     }
 
