@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 import NIOCore
 import NIOHTTP1
 import WebCache
@@ -31,7 +39,15 @@ struct RequestIdentity: Hashable, Sendable {
     }
 
     private static func sameBytes(_ left: String, _ right: String) -> Bool {
-        left.utf8.count == right.utf8.count && left.utf8.elementsEqual(right.utf8)
+        let (left, right) = (left.utf8, right.utf8)
+        guard left.count == right.count else { return false }
+        // Native strings are contiguous UTF-8: compare them as memory.
+        let compared = left.withContiguousStorageIfAvailable { leftBytes in
+            right.withContiguousStorageIfAvailable { rightBytes in
+                leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? left.elementsEqual(right)
     }
 }
 

@@ -1,0 +1,33 @@
+import NIOHTTP1
+import Testing
+
+@testable import WebCacheProxy
+
+@Suite("The identity of a request head, for repeated answers")
+struct RequestIdentityTests {
+    private func identity(_ uri: String, _ headers: [(String, String)]) -> RequestIdentity {
+        RequestIdentity(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: HTTPHeaders(headers)))
+    }
+
+    @Test("the same bytes are the same request; any other byte, order or case is another")
+    func byteForByte() {
+        let base = identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")])
+        #expect(base == identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")]))
+        #expect(base.hashValue == identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")]).hashValue)
+        #expect(base != identity("/a?q=2", [("Host", "example.com"), ("Accept", "*/*")]))
+        #expect(base != identity("/a?q=1", [("Accept", "*/*"), ("Host", "example.com")]))
+        #expect(base != identity("/a?q=1", [("host", "example.com"), ("Accept", "*/*")]))
+        #expect(base != identity("/a?q=1", [("Host", "example.com")]))
+        #expect(base != RequestIdentity(head: HTTPRequestHead(version: .http1_0, method: .GET, uri: "/a?q=1", headers: HTTPHeaders([("Host", "example.com"), ("Accept", "*/*")]))))
+    }
+
+    @Test("canonically equivalent but different bytes are different requests")
+    func canonicalEquivalence() {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed, "Swift's == on strings")
+        #expect(identity("/" + composed, []) != identity("/" + decomposed, []))
+        #expect(identity("/", [("X-Name", composed)]) != identity("/", [("X-Name", decomposed)]))
+        #expect(identity("/" + composed, [("X-Name", composed)]) == identity("/" + composed, [("X-Name", composed)]))
+    }
+}
