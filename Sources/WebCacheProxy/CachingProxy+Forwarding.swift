@@ -188,7 +188,7 @@ extension CachingProxy {
     /// targets are kept, so that repeated requests skip parsing.
     func reverseTarget(_ uri: String) -> ReverseTarget? {
         guard let upstream = configuration.upstream else { return nil }
-        if let known = reverseTargets.withLock({ $0[uri] }) { return known }
+        if let known = reverseTargets.withLock({ $0[ExactText(uri)] }) { return known }
         var path = uri
         if !path.hasPrefix("/") {
             guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
@@ -199,7 +199,7 @@ extension CachingProxy {
         let target = ReverseTarget(url: url, path: path)
         reverseTargets.withLock { targets in
             if targets.count >= Self.reverseTargetsKept { targets.removeAll(keepingCapacity: true) }
-            targets[uri] = target
+            targets[ExactText(uri)] = target
         }
         return target
     }

@@ -27,8 +27,8 @@ public final class CachingProxy: Sendable {
     let metrics = ProxyMetrics()
     private let connections: OpenConnections
     private let boundPort = Locked<Int?>(nil)
-    /// Reverse mode: recent request targets (see `reverseTarget(_:)`).
-    let reverseTargets = Locked([String: ReverseTarget]())
+    /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
+    let reverseTargets = Locked([ExactText: ReverseTarget]())
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = RepeatedAnswers()

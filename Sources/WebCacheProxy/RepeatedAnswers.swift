@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 import NIOCore
 import NIOHTTP1
 import WebCache
@@ -29,25 +21,15 @@ struct RequestIdentity: Hashable, Sendable {
         }
     }
 
-    /// Byte for byte: Swift's `==` on strings would also match canonically equivalent ones.
+    /// Byte for byte (``ExactText``).
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
-        guard left.method == right.method, left.version == right.version, sameBytes(left.uri, right.uri),
+        guard left.method == right.method, left.version == right.version, ExactText.sameBytes(left.uri, right.uri),
             left.headers.count == right.headers.count
         else { return false }
-        return zip(left.headers, right.headers).allSatisfy { sameBytes($0.name, $1.name) && sameBytes($0.value, $1.value) }
-    }
-
-    private static func sameBytes(_ left: String, _ right: String) -> Bool {
-        let (left, right) = (left.utf8, right.utf8)
-        guard left.count == right.count else { return false }
-        // Native strings are contiguous UTF-8: compare them as memory.
-        let compared = left.withContiguousStorageIfAvailable { leftBytes in
-            right.withContiguousStorageIfAvailable { rightBytes in
-                leftBytes.isEmpty || memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0
-            }
+        return zip(left.headers, right.headers).allSatisfy {
+            ExactText.sameBytes($0.name, $1.name) && ExactText.sameBytes($0.value, $1.value)
         }
-        return (compared ?? nil) ?? left.elementsEqual(right)
     }
 }
 
@@ -58,7 +40,7 @@ struct RepeatedAnswer: Sendable {
     /// Whether the body goes from the entry's file after ``bytes``.
     var sendsFile: Bool
     /// The whole answer in one file, for bodies that would go from their files and are small
-    /// enough to copy (``RepeatedAnswers/largestAnswer``).
+    /// enough to copy (``RepeatedAnswers/largestWireFile``).
     var wireFile: WireFile?
     /// The response's status code, for the metrics.
     var status: Int
@@ -68,20 +50,39 @@ struct RepeatedAnswer: Sendable {
 
 /// Encoded answers to recent requests, sent again while the engine confirms they stand
 /// (`HTTPCache.repeatAnswer`): a hit repeated this way skips routing, the reuse decision and the
-/// encoding. Bounded in count and bytes; when full it starts again empty.
+/// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full
+/// it starts again empty.
 final class RepeatedAnswers: Sendable {
     static let capacity = 4096
+    /// Bytes of encoded answers held in memory.
     static let byteBudget = 8 << 20
-    /// The most one answer may cost; dearer ones are not kept.
+    /// The most memory one answer may take; dearer ones are not kept.
     static let largestAnswer = byteBudget / 16
     /// What a kept answer costs besides its bytes: its key, its entry.
     static let keyCost = 256
-    /// The largest ``WireFile`` an answer may have.
-    static let largestWireFile = largestAnswer - keyCost
+    /// Bytes of wire files (the file system's page cache, or memory where files cannot be made).
+    static let wireFileBudget = 32 << 20
+    /// The largest ``WireFile`` an answer may have: 2 MiB.
+    static let largestWireFile = wireFileBudget / 16
+
+    private struct Cost {
+        var memory = 0
+        var files = 0
+
+        mutating func add(_ other: Cost) {
+            memory += other.memory
+            files += other.files
+        }
+
+        mutating func subtract(_ other: Cost) {
+            memory -= other.memory
+            files -= other.files
+        }
+    }
 
     private struct State {
         var answers: [RequestIdentity: RepeatedAnswer] = [:]
-        var bytes = 0
+        var cost = Cost()
     }
 
     private let state = Locked(State())
@@ -93,17 +94,19 @@ final class RepeatedAnswers: Sendable {
 
     func remember(_ answer: RepeatedAnswer, for head: HTTPRequestHead) {
         let cost = Self.cost(of: answer)
-        guard cost <= Self.largestAnswer else { return }
+        guard cost.memory <= Self.largestAnswer, cost.files <= Self.largestWireFile else { return }
         let identity = RequestIdentity(head: head)
         state.withLock { state in
-            if state.answers.count >= Self.capacity || state.bytes + cost > Self.byteBudget {
+            if state.answers.count >= Self.capacity || state.cost.memory + cost.memory > Self.byteBudget
+                || state.cost.files + cost.files > Self.wireFileBudget
+            {
                 state.answers.removeAll(keepingCapacity: true)
-                state.bytes = 0
+                state.cost = Cost()
             }
             if let replaced = state.answers.updateValue(answer, forKey: identity) {
-                state.bytes -= Self.cost(of: replaced)
+                state.cost.subtract(Self.cost(of: replaced))
             }
-            state.bytes += cost
+            state.cost.add(cost)
         }
     }
 
@@ -111,14 +114,14 @@ final class RepeatedAnswers: Sendable {
         let identity = RequestIdentity(head: head)
         state.withLock { state in
             if let removed = state.answers.removeValue(forKey: identity) {
-                state.bytes -= Self.cost(of: removed)
+                state.cost.subtract(Self.cost(of: removed))
             }
         }
     }
 
-    /// What an answer counts against ``byteBudget``: its buffer, its wire file, and a little for
-    /// its key.
-    private static func cost(of answer: RepeatedAnswer) -> Int {
-        answer.bytes.capacity + (answer.wireFile?.size ?? 0) + keyCost
+    /// What an answer counts against ``byteBudget`` (its buffer, and a little for its key) and
+    /// against ``wireFileBudget``.
+    private static func cost(of answer: RepeatedAnswer) -> Cost {
+        Cost(memory: answer.bytes.capacity + keyCost, files: answer.wireFile?.size ?? 0)
     }
 }

@@ -30,4 +30,14 @@ struct RequestIdentityTests {
         #expect(identity("/", [("X-Name", composed)]) != identity("/", [("X-Name", decomposed)]))
         #expect(identity("/" + composed, [("X-Name", composed)]) == identity("/" + composed, [("X-Name", composed)]))
     }
+
+    @Test("targets kept for reverse routing are keyed byte for byte too")
+    func exactTextKeys() {
+        var targets: [ExactText: Int] = [:]
+        targets[ExactText("/caf\u{E9}")] = 1
+        targets[ExactText("/cafe\u{301}")] = 2
+        #expect(targets.count == 2)
+        #expect(targets[ExactText("/caf\u{E9}")] == 1 && targets[ExactText("/cafe\u{301}")] == 2)
+        #expect(ExactText.sameBytes("", "") && !ExactText.sameBytes("a", "b") && !ExactText.sameBytes("ab", "a"))
+    }
 }
