@@ -43,9 +43,9 @@ struct StoredBodyFile: Sendable {
 /// or, for a repeated answer, one file holding both.
 struct EncodedAnswer: Sendable {
     var bytes: ByteBuffer
-    var file: StoredBodyFile?
+    var file: StoredBodyFile? = nil
     /// Head and body together; when set, ``bytes`` and ``file`` are not sent.
-    var wireFile: WireFile?
+    var wireFile: WireFile? = nil
 }
 
 /// A reverse-mode request target: the URL it stands for, and the path (with query) sent upstream.
@@ -116,21 +116,26 @@ extension CachingProxy {
     /// stands (``RepeatedAnswers``), counted as sent; `nil` otherwise.
     func repeatedAnswer(to head: HTTPRequestHead) -> EncodedAnswer? {
         guard let answer = answers.answer(to: head) else { return nil }
-        var file: StoredBodyFile?
-        if answer.sendsFile && answer.wireFile == nil {
-            file = openBodyFile(of: answer.terms.entry)
-            if file == nil {
+        let encoded: EncodedAnswer
+        switch answer.wire {
+        case .buffer(let bytes):
+            encoded = EncodedAnswer(bytes: bytes)
+        case .headThenEntryFile(let responseHead):
+            encoded = EncodedAnswer(bytes: responseHead, file: openBodyFile(of: answer.terms.entry))
+            if encoded.file == nil {
                 answers.forget(head)
                 return nil
             }
+        case .wholeFile(let file):
+            encoded = EncodedAnswer(bytes: ByteBuffer(), wireFile: file)
         }
         guard cache.repeatAnswer(answer.terms) else {
-            try? file?.handle.close()
+            try? encoded.file?.handle.close()
             answers.forget(head)
             return nil
         }
         metrics.countResponse(status: answer.status)
-        return EncodedAnswer(bytes: answer.bytes, file: file, wireFile: answer.wireFile)
+        return encoded
     }
 
     /// Keeps an encoded fresh answer for the same request (see ``repeatedAnswer(to:)``). A body
@@ -139,14 +144,15 @@ extension CachingProxy {
     /// such files; otherwise its file is opened again for each repeat.
     func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead) {
         guard let terms = response.repeatable else { return }
-        var answer = RepeatedAnswer(bytes: encoded.bytes, sendsFile: encoded.file != nil, status: response.head.status.code, terms: terms)
-        if let file = encoded.file, encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile,
-            let wireFile = WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size, directory: wireFileDirectory)
-        {
-            answer.wireFile = wireFile
-            answer.bytes = ByteBuffer()
+        let wire: RepeatedAnswer.Wire
+        if let file = encoded.file {
+            let whole = encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile
+                ? WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
+            wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(encoded.bytes)
+        } else {
+            wire = .buffer(encoded.bytes)
         }
-        answers.remember(answer, for: head)
+        answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: head)
     }
 
     /// `entry`'s body file opened for `sendfile`, if it is still whole.

@@ -35,13 +35,18 @@ struct RequestIdentity: Hashable, Sendable {
 
 /// A fresh answer from the store as it went on the wire, kept for the same request.
 struct RepeatedAnswer: Sendable {
-    /// The encoded head (with the body, unless that goes from a file); unused with ``wireFile``.
-    var bytes: ByteBuffer
-    /// Whether the body goes from the entry's file after ``bytes``.
-    var sendsFile: Bool
-    /// The whole answer in one file, for bodies that would go from their files and are small
-    /// enough to copy (``RepeatedAnswers/largestWireFile``).
-    var wireFile: WireFile?
+    /// How an answer goes on the wire again.
+    enum Wire: Sendable {
+        /// Head and body, encoded in memory.
+        case buffer(ByteBuffer)
+        /// The encoded head, then the body from the entry's file, opened again for each repeat.
+        case headThenEntryFile(ByteBuffer)
+        /// Head and body in one file (for bodies that go from their files and are small enough
+        /// to copy: ``RepeatedAnswers/largestWireFile``).
+        case wholeFile(WireFile)
+    }
+
+    var wire: Wire
     /// The response's status code, for the metrics.
     var status: Int
     /// The engine's terms for repeating it.
@@ -122,6 +127,9 @@ final class RepeatedAnswers: Sendable {
     /// What an answer counts against ``byteBudget`` (its buffer, and a little for its key) and
     /// against ``wireFileBudget``.
     private static func cost(of answer: RepeatedAnswer) -> Cost {
-        Cost(memory: answer.bytes.capacity + keyCost, files: answer.wireFile?.size ?? 0)
+        switch answer.wire {
+        case .buffer(let bytes), .headThenEntryFile(let bytes): Cost(memory: bytes.capacity + keyCost)
+        case .wholeFile(let file): Cost(memory: keyCost, files: file.size)
+        }
     }
 }

@@ -45,8 +45,7 @@ extension ByteBuffer {
         // The origin's phrase, or the usual one (the phrase may be empty: RFC 9112 §4).
         writeString(response.status.reasonPhrase.isEmpty ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
         writeStaticString("\r\n")
-        for field in response.headerFields where field.name != .contentLength && field.name != .transferEncoding {
-            if field.name == .connection { continue }
+        for field in response.headerFields where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection {
             writeString(field.name.rawName)
             writeStaticString(": ")
             writeString(field.value)

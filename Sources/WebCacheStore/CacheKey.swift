@@ -60,8 +60,8 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The host of `url` when the URL is already in normal form — `http` or `https` in lower
     /// case, a lower-case host name or IPv4 address without user information, a path, no
-    /// fragment, nothing but ASCII, no IDNA (`xn--`) label — so that the key can be the text itself; `nil` otherwise
-    /// (then `URLComponents` normalises it).
+    /// fragment, nothing but ASCII, no IDNA (`xn--`) label — so that the key can be the text
+    /// itself; `nil` otherwise (then `URLComponents` normalises it).
     static func hostOfNormalized(_ url: String) -> String? {
         var text = url
         let host: String? = text.withUTF8 { bytes in

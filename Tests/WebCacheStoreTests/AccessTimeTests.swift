@@ -42,53 +42,57 @@ struct AccessTimeTests {
 private final class IndexWriterHold: @unchecked Sendable {
     private let lock = NSLock()
     private var released = false
-    private var holding: CheckedContinuation<Void, Never>?
-    private var isHolding = false
-    private var finished: CheckedContinuation<Void, Never>?
-    private var isFinished = false
+    private let holding = Signal()
+    private let finished = Signal()
     private let letGo = DispatchSemaphore(value: 0)
 
     init(path: String) throws {
         let queue = try DatabaseQueue(path: path)
         Thread { [self] in
             try? queue.inTransaction(.immediate) { _ in
-                signal(\.isHolding, \.holding)
+                holding.fire()
                 _ = letGo.wait(timeout: .now() + 5)
                 lock.withLock { released = true }
                 return .commit
             }
-            signal(\.isFinished, \.finished)
+            finished.fire()
         }.start()
     }
 
     var wasReleased: Bool { lock.withLock { released } }
 
     func acquired() async {
-        await wait(\.isHolding, \.holding)
+        await holding.wait()
     }
 
     func release() async {
         letGo.signal()
-        await wait(\.isFinished, \.finished)
+        await finished.wait()
     }
+}
 
-    private func signal(_ flag: ReferenceWritableKeyPath<IndexWriterHold, Bool>, _ waiter: ReferenceWritableKeyPath<IndexWriterHold, CheckedContinuation<Void, Never>?>) {
-        let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            self[keyPath: flag] = true
-            defer { self[keyPath: waiter] = nil }
-            return self[keyPath: waiter]
+/// Something that happens once, for async code to wait for.
+private final class Signal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fired = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func fire() {
+        let waiter = lock.withLock {
+            fired = true
+            defer { self.waiter = nil }
+            return self.waiter
         }
-        continuation?.resume()
+        waiter?.resume()
     }
 
-    private func wait(_ flag: ReferenceWritableKeyPath<IndexWriterHold, Bool>, _ waiter: ReferenceWritableKeyPath<IndexWriterHold, CheckedContinuation<Void, Never>?>) async {
+    func wait() async {
         await withCheckedContinuation { continuation in
-            let done = lock.withLock { () -> Bool in
-                if self[keyPath: flag] { return true }
-                self[keyPath: waiter] = continuation
-                return false
+            let alreadyFired = lock.withLock {
+                if !fired { waiter = continuation }
+                return fired
             }
-            if done { continuation.resume() }
+            if alreadyFired { continuation.resume() }
         }
     }
 }
