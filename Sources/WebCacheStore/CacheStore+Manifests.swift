@@ -76,6 +76,18 @@ extension CacheStore {
         }
     }
 
+    /// Whether a page manifest holds `key`'s URL: a preloaded page or one of its resources,
+    /// which the app asked to be readable offline.
+    public func isHeldByManifest(_ key: CacheKey) throws -> Bool {
+        try database("look up the manifests holding \(key.url)") {
+            try pool.read { db in
+                try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM manifestMember WHERE namespace = ? AND url = ?)",
+                    arguments: [namespace, key.url]) ?? false
+            }
+        }
+    }
+
     /// The manifest named `name`, if recorded.
     public func manifest(named name: String) throws -> PageManifest? {
         try manifests().first { $0.name == name }

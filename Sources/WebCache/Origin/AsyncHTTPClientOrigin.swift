@@ -2,7 +2,16 @@ import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import WebCacheStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -14,6 +23,12 @@ import Foundation
 ///
 /// It owns an `HTTPClient` that never follows redirects (the cache stores each hop); call
 /// ``shutdown()`` when done.
+///
+/// A connection that cannot be made (refused, a name that does not resolve, no route) fails the
+/// request at once as ``OriginError/connectionFailed``: AsyncHTTPClient would otherwise retry
+/// with back-off until the connect timeout, and a cache that is offline must know it now. A
+/// GET or HEAD whose kept-alive connection turns out closed by the origin is sent once more
+/// on a new connection.
 public final class AsyncHTTPClientOrigin: OriginFetching {
     private let client: HTTPClient
     private let timeout: TimeAmount
@@ -32,6 +47,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         configuration.timeout = .init(connect: .nanoseconds(connectTimeout.nanoseconds))
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.timeout = .nanoseconds(timeout.nanoseconds)
@@ -87,9 +103,20 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
             return (url, try await client.execute(outgoing, timeout: timeout))
+        } catch let error as HTTPClientError where error == .remoteConnectionClosed && Self.isRetryable(request.method) {
+            // A pooled connection the origin had closed: the one retry that helps.
+            do {
+                return (url, try await client.execute(outgoing, timeout: timeout))
+            } catch {
+                throw Self.classify(error, url: url, receiving: false)
+            }
         } catch {
             throw Self.classify(error, url: url, receiving: false)
         }
+    }
+
+    private static func isRetryable(_ method: HTTPRequest.Method) -> Bool {
+        method == .get || method == .head
     }
 
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
@@ -104,10 +131,39 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let error = error as? HTTPClientError, [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error) {
             return OriginError(.invalidRequest, "cannot send a request to \(url.absoluteString)", cause: error)
         }
+        if let error = error as? HTTPClientError, error == .alreadyShutdown || error == .cancelled {
+            // Not the origin's doing: no verdict on its reachability.
+            return OriginError(.invalidRequest, "the request to \(url.absoluteString) was abandoned: the client is shutting down", cause: error)
+        }
         if error is NIOTooManyBytesError {
             return OriginError(.invalidResponse, "the body from \(url.absoluteString) is too large", cause: error)
         }
-        // Refused, unresolvable, timed out, reset: no (complete) answer from the origin.
-        return OriginError(.unreachable, receiving ? "\(url.absoluteString) stopped answering" : "cannot reach \(url.host ?? url.absoluteString)", cause: error)
+        if !receiving, let reason = connectionFailure(error) {
+            return OriginError(.unreachable, "cannot connect to \(url.host ?? url.absoluteString): \(reason)", cause: error, connectionFailed: true)
+        }
+        // Timed out, reset, closed: no (complete) answer from the origin.
+        return OriginError(.unreachable, receiving ? "\(url.absoluteString) stopped answering" : "no answer from \(url.host ?? url.absoluteString)", cause: error)
+    }
+
+    /// Why no connection could be made at all, in a few words; `nil` when `error` is not such
+    /// a failure.
+    static func connectionFailure(_ error: any Error) -> String? {
+        switch error {
+        case let error as NIOConnectionError:
+            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the name does not resolve" }
+            return error.connectionErrors.lazy.compactMap { connectionFailure($0.error) }.first ?? "connection failed"
+        case is SocketAddressError:
+            return "the name does not resolve"
+        case let error as HTTPClientError:
+            return error == .connectTimeout ? "the connection timed out" : nil
+        case let error as ChannelError:
+            if case .connectTimeout = error { return "the connection timed out" }
+            return nil
+        case let error as IOError:
+            guard [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL].contains(error.errnoCode) else { return nil }
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        default:
+            return nil
+        }
     }
 }

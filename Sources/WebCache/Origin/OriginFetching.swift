@@ -54,12 +54,17 @@ public struct OriginError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The underlying error.
     public var cause: (any Error)?
+    /// Whether no connection to the origin could be made at all (refused, name not resolved, no
+    /// route, connect timeout), as opposed to a connection that failed later. Only such
+    /// failures mark the origin unreachable for a while (``HTTPCache/unreachableOrigins``).
+    public var connectionFailed: Bool
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil) {
+    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil, connectionFailed: Bool = false) {
         self.kind = kind
         self.message = message
         self.cause = cause
+        self.connectionFailed = connectionFailed && kind == .unreachable
     }
 
     /// The message and cause.

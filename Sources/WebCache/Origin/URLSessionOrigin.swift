@@ -58,6 +58,9 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
             return OriginError(.invalidRequest, "cannot send a request to \(url.absoluteString)", cause: error)
         case .badServerResponse, .cannotDecodeRawData, .cannotParseResponse:
             return OriginError(.invalidResponse, "\(url.absoluteString) sent a broken response", cause: error)
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .internationalRoamingOff,
+            .dataNotAllowed, .callIsActive:
+            return OriginError(.unreachable, "cannot connect to \(url.host ?? url.absoluteString)", cause: error, connectionFailed: true)
         default:
             return OriginError(.unreachable, "cannot reach \(url.host ?? url.absoluteString)", cause: error)
         }

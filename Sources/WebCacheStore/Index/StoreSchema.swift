@@ -90,6 +90,19 @@ enum StoreSchema {
                 CREATE INDEX manifestMember_url ON manifestMember(namespace, url);
                 """)
         }
+        migrator.registerMigration("v4: origin reachability") { db in
+            try db.execute(sql: """
+                CREATE TABLE originStatus (
+                    namespace TEXT NOT NULL,
+                    origin TEXT NOT NULL,
+                    failures INTEGER NOT NULL CHECK (failures > 0),
+                    unreachableSince DOUBLE NOT NULL,
+                    retryAfter DOUBLE NOT NULL,
+                    lastError TEXT NOT NULL,
+                    PRIMARY KEY (namespace, origin)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }
