@@ -14,6 +14,11 @@ public struct CacheCounters: Sendable, Hashable, Codable {
     public var bypassed = 0
     /// Requests answered by the block-list.
     public var blocked = 0
+    /// Requests that did not try an origin known to be unreachable (answered offline or failed
+    /// at once).
+    public var unreachableSkips = 0
+    /// Stored responses served because the origin had not answered within the network timeout.
+    public var networkTimeouts = 0
     /// Body bytes served from the cache.
     public var bytesFromCache = 0
     /// Body bytes received from the origin.

@@ -21,6 +21,18 @@ extension HTTPCache {
         public var policy: CachePolicy
         /// The name this cache gives itself in `Cache-Status`.
         public var cacheName: String
+        /// Whom the cache serves offline, which decides what it may serve when the origin is
+        /// unreachable: ``OfflinePosture/personal`` for one user's app or browser (the default
+        /// with private rules), ``OfflinePosture/shared`` for a cache many users share in front of
+        /// an origin (the default with shared rules).
+        public var offlinePosture: OfflinePosture
+        /// How long a request waits for the origin when a stored response could answer it
+        /// offline, before that response is served (`Cache-Status: …; detail=network-timeout`)
+        /// while the exchange goes on in the background. Used when the policy does not set
+        /// ``CachePolicy/networkTimeout``; `nil` waits as long as the origin client does.
+        public var networkTimeout: Duration?
+        /// How long origins that could not be reached are left alone; `nil` tries every time.
+        public var reachability: ReachabilitySettings?
         /// How many redirects ``HTTPCache/response(for:body:mode:followRedirects:)`` follows.
         public var maximumRedirects: Int
         /// Called before a response is stored: return it (changed or not) to store it, or `nil`
@@ -52,11 +64,34 @@ extension HTTPCache {
         ) {
             self.store = store
             self.rules = rules
+            self.offlinePosture = rules.kind.shared ? .shared : .personal
+            self.networkTimeout = .seconds(5)
+            self.reachability = ReachabilitySettings()
             self.policy = policy
             self.cacheName = cacheName
             self.maximumRedirects = maximumRedirects
             self.now = now
             self.logger = logger
         }
+
+        /// The network timeout in force under `policy`: the policy's (0 turns it off), else
+        /// the configuration's.
+        public func networkTimeout(under policy: CachePolicy) -> Duration? {
+            guard let seconds = policy.networkTimeout else { return networkTimeout }
+            return seconds > 0 ? .milliseconds(Int64((seconds * 1000).rounded())) : nil
+        }
+    }
+
+    /// Whom a cache serves offline (see ``Configuration/offlinePosture``).
+    public enum OfflinePosture: String, Sendable, Hashable, CaseIterable {
+        /// One user's cache (an app, a browser behind a forward proxy on loopback): when the
+        /// origin is unreachable, stored responses are served within
+        /// ``CachePolicy/offlineMaxStale`` even where RFC 9111 §4.2.4 would have them validated
+        /// (`no-cache`, `must-revalidate`, `s-maxage`), unless ``CachePolicy/offlineStrict``;
+        /// pages and resources a preload manifest holds are served offline in any case.
+        case personal
+        /// A cache shared by many users in front of an origin (a reverse proxy): offline, only
+        /// what RFC 9111 allows unvalidated is served.
+        case shared
     }
 }

@@ -22,6 +22,7 @@ extension CacheCounters {
         [
             "requests": requests, "hits": hits, "misses": misses, "revalidations": revalidations,
             "staleServed": staleServed, "bypassed": bypassed, "blocked": blocked,
+            "unreachableSkips": unreachableSkips, "networkTimeouts": networkTimeouts,
             "bytesFromCache": bytesFromCache, "bytesFromOrigin": bytesFromOrigin,
         ]
     }
@@ -36,6 +37,8 @@ extension CacheCounters {
         staleServed = dictionary["staleServed"] ?? 0
         bypassed = dictionary["bypassed"] ?? 0
         blocked = dictionary["blocked"] ?? 0
+        unreachableSkips = dictionary["unreachableSkips"] ?? 0
+        networkTimeouts = dictionary["networkTimeouts"] ?? 0
         bytesFromCache = dictionary["bytesFromCache"] ?? 0
         bytesFromOrigin = dictionary["bytesFromOrigin"] ?? 0
     }

@@ -21,6 +21,7 @@ extension HTTPCache {
         if !policy.enabled { lines.append("policy: the cache is disabled; requests pass through") }
         if policy.blocks(url) { lines.append("policy: blocked — answered with an empty response, never fetched"); return lines }
         if !policy.allows(request, url: url) { lines.append("policy: not on the allow-list — passes through uncached") }
+        lines += reachabilityLines(for: url, now: configuration.now())
         let candidates = try store.lookup(key)
         guard !candidates.isEmpty else {
             lines.append("stored: nothing — the next request goes to the origin")
@@ -42,6 +43,24 @@ extension HTTPCache {
             lines.append("  would send \(validators)")
         }
         if decision.mayServeStaleOnError { lines.append("  if the origin fails, the stored response may be served stale") }
+        if !decision.servesStored {
+            let offline = offlineAnswerAllowed(entry, request: request, policy: policy, now: now)
+            lines.append("  offline (\(configuration.offlinePosture.rawValue) posture): \(offline ? "the stored response would be served" : "nothing usable would be served")")
+            if offline, let timeout = configuration.networkTimeout(under: policy) {
+                lines.append("  if the origin is silent for \(timeout), the stored response is served and the fetch goes on in the background")
+            }
+        }
         return lines
+    }
+
+    private func reachabilityLines(for url: URL, now: Date) -> [String] {
+        guard let origin = OriginReachability.origin(of: url),
+            let status = reachability.unreachable.first(where: { $0.origin == origin })
+        else { return [] }
+        let left = status.retryAfter.timeIntervalSince(now)
+        let next = left > 0 ? "requests skip it for \(String(format: "%.1f", left)) s more, then one probes it" : "the next request probes it"
+        return [
+            "origin: \(origin) unreachable since \(HTTPDate.format(status.unreachableSince)) (\(status.failures) failed connection\(status.failures == 1 ? "" : "s"): \(status.lastError)); \(next)"
+        ]
     }
 }

@@ -29,10 +29,10 @@ struct FetchResult: Sendable {
 
 extension HTTPCache {
     /// Sends a request to the origin, timing the exchange; dates a response that has no `Date`
-    /// (RFC 9110 §6.6.1).
-    func exchange(_ request: HTTPRequest, body: Data?) async throws -> (OriginResponse, Date, Date) {
+    /// (RFC 9110 §6.6.1). An origin known to be unreachable is not tried unless `admitted`.
+    func exchange(_ request: HTTPRequest, body: Data?, admitted: Bool = false) async throws -> (OriginResponse, Date, Date) {
         let requestTime = configuration.now()
-        var response = try await origin.fetch(request, body: body)
+        var response = try await contactOrigin(request.url, admitted: admitted) { try await origin.fetch(request, body: body) }
         let responseTime = configuration.now()
         if !response.head.headerFields.contains(.date) {
             response.head.headerFields[.date] = HTTPDate.format(responseTime)
@@ -83,7 +83,7 @@ extension HTTPCache {
         _ request: HTTPRequest, policy: CachePolicy, release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
         let requestTime = configuration.now()
-        let origin = try await self.origin.stream(request, body: nil)
+        let origin = try await contactOrigin(request.url) { try await self.origin.stream(request, body: nil) }
         let responseTime = configuration.now()
         var head = origin.head
         if !head.headerFields.contains(.date) {

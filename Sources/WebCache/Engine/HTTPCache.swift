@@ -34,16 +34,29 @@ public final class HTTPCache: Sendable {
     let fetches = InFlightFetches<FetchResult>()
     let misses = InFlightFetches<StreamedFetch>()
     let countersBox = Locked(CacheCounters())
-    let backgroundTasks = Locked([Int: Task<Void, Never>]())
+    let backgroundTasks = Locked([String: Task<Void, Never>]())
+    let backgroundSerial = Locked(0)
     let storedFacts = StoredFactsMemo()
+    let reachability: OriginReachability
 
-    /// Opens the store and creates the cache.
+    /// Opens the store and creates the cache; origins the store remembers as unreachable stay
+    /// so until their back-off window has passed.
     public init(configuration: Configuration, origin: some OriginFetching) throws {
         var storeConfiguration = configuration.store
         storeConfiguration.now = configuration.now
-        self.store = try CacheStore(configuration: storeConfiguration)
+        let store = try CacheStore(configuration: storeConfiguration)
+        self.store = store
         self.origin = origin
         self.settings = Locked(configuration)
+        var remembered: [OriginStatus] = []
+        if configuration.reachability != nil {
+            do {
+                remembered = try store.originStatuses()
+            } catch {
+                configuration.logger.warning("could not read which origins were unreachable, trying them all: \(error)")
+            }
+        }
+        self.reachability = OriginReachability(remembered: remembered)
     }
 
     /// The configuration in force.
@@ -129,11 +142,21 @@ public final class HTTPCache: Sendable {
     @discardableResult
     public func clear(url: URL) throws -> Int { try store.remove(url: url) }
 
-    /// Waits for background revalidations (stale-while-revalidate) to finish; for tests and
-    /// orderly shutdown.
+    /// Waits for background work to finish (stale-while-revalidate refreshes, probes of
+    /// unreachable origins, exchanges that outlived the network timeout); for tests and orderly
+    /// shutdown.
     public func waitForBackgroundWork() async {
         let tasks = backgroundTasks.withLock { Array($0.values) }
         for task in tasks { await task.value }
+    }
+
+    /// Waits for background work, but not longer than `limit`; returns whether it all finished.
+    /// A short-lived process (a command) calls it before it exits, so that a probe of an
+    /// unreachable origin can tell the store whether the origin is back.
+    @discardableResult
+    public func waitForBackgroundWork(upTo limit: Duration) async -> Bool {
+        let all = Task<Void, any Error> { await waitForBackgroundWork() }
+        return await Deadline.result(of: all, within: limit) != nil
     }
 
     func count(_ change: (inout CacheCounters) -> Void) {

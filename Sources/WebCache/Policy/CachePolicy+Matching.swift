@@ -61,7 +61,8 @@ extension CachePolicy {
         }
     }
 
-    /// Decodes a policy; every field is optional and defaults as in ``init(enabled:offlineMaxStale:offlineStrict:allow:block:lifetimes:)``.
+    /// Decodes a policy; every field is optional and defaults as in
+    /// ``init(enabled:offlineMaxStale:offlineStrict:networkTimeout:allow:block:lifetimes:)``.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = CachePolicy()
@@ -69,9 +70,21 @@ extension CachePolicy {
             enabled: try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? defaults.enabled,
             offlineMaxStale: try container.decodeIfPresent(Int.self, forKey: .offlineMaxStale) ?? defaults.offlineMaxStale,
             offlineStrict: try container.decodeIfPresent(Bool.self, forKey: .offlineStrict) ?? false,
+            networkTimeout: try Self.decodeNetworkTimeout(container),
             allow: try container.decodeIfPresent(AllowList.self, forKey: .allow),
             block: try container.decodeIfPresent(BlockList.self, forKey: .block) ?? defaults.block,
             lifetimes: try container.decodeIfPresent([LifetimeRule].self, forKey: .lifetimes) ?? [])
+    }
+
+    /// `networkTimeout`: seconds (0 or `off` turn the bound off), never negative or not a number.
+    private static func decodeNetworkTimeout(_ container: KeyedDecodingContainer<CodingKeys>) throws -> Double? {
+        if (try? container.decodeIfPresent(String.self, forKey: .networkTimeout)) == "off" { return 0 }
+        guard let seconds = try container.decodeIfPresent(Double.self, forKey: .networkTimeout) else { return nil }
+        guard seconds.isFinite, seconds >= 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .networkTimeout, in: container, debugDescription: "networkTimeout must be a number of seconds ≥ 0 (or off), not \(seconds)")
+        }
+        return seconds
     }
 }
 

@@ -4,6 +4,7 @@
 /// ```yaml
 /// enabled: true
 /// offlineMaxStale: 604800          # serve up to a week stale when the origin is unreachable
+/// networkTimeout: 3                # after 3 s without an answer, serve what is stored
 /// allow:
 ///   hosts: [example.com]           # only these hosts (and their subdomains) are cached
 /// block:
@@ -28,6 +29,11 @@ public struct CachePolicy: Sendable, Hashable, Codable {
     /// would not serve unvalidated (`no-cache`, `must-revalidate` pages): reading offline is
     /// the app's explicit wish. When true, the RFC is followed strictly.
     public var offlineStrict: Bool
+    /// Seconds a request waits for the origin when a stored response could answer it offline;
+    /// then that response is served and the exchange goes on in the background (Workbox's
+    /// `networkTimeoutSeconds`). `0` turns the bound off; `nil` leaves it to the front door
+    /// (``HTTPCache/Configuration/networkTimeout``).
+    public var networkTimeout: Double?
     /// When set, only matching traffic is cached; the rest passes through uncached.
     public var allow: AllowList?
     /// Matching requests get an empty synthetic response and never reach the network.
@@ -36,18 +42,19 @@ public struct CachePolicy: Sendable, Hashable, Codable {
     public var lifetimes: [LifetimeRule]
 
     enum CodingKeys: String, CodingKey {
-        case enabled, offlineMaxStale, offlineStrict, allow, block, lifetimes
+        case enabled, offlineMaxStale, offlineStrict, networkTimeout, allow, block, lifetimes
     }
 
     /// Creates a policy; the default caches everything by RFC 9111 and serves stale offline
     /// for up to 30 days.
     public init(
-        enabled: Bool = true, offlineMaxStale: Int? = 30 * 86_400, offlineStrict: Bool = false,
+        enabled: Bool = true, offlineMaxStale: Int? = 30 * 86_400, offlineStrict: Bool = false, networkTimeout: Double? = nil,
         allow: AllowList? = nil, block: BlockList = .init(), lifetimes: [LifetimeRule] = []
     ) {
         self.enabled = enabled
         self.offlineMaxStale = offlineMaxStale
         self.offlineStrict = offlineStrict
+        self.networkTimeout = networkTimeout
         self.allow = allow
         self.block = block
         self.lifetimes = lifetimes

@@ -1,0 +1,83 @@
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension HTTPCache {
+    /// The origins that could not be reached and are left alone for now, with when each will be
+    /// tried again (see ``Configuration/reachability``).
+    public var unreachableOrigins: [OriginStatus] { reachability.unreachable }
+
+    /// What a request for `url` may do now; see ``OriginReachability/admission(for:now:probeTimeout:)``.
+    func admission(for url: URL) -> OriginReachability.Admission {
+        let configuration = self.configuration
+        guard let settings = configuration.reachability, let origin = OriginReachability.origin(of: url) else { return .reachable }
+        return reachability.admission(for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
+    }
+
+    /// The error for a request that skips an origin known to be unreachable.
+    func skippedOrigin(_ status: OriginStatus, url: URL) -> OriginError {
+        count { $0.unreachableSkips += 1 }
+        let left = max(0, status.retryAfter.timeIntervalSince(configuration.now()))
+        return OriginError(
+            .unreachable,
+            "\(status.origin) is unreachable (\(status.failures) failed connection\(status.failures == 1 ? "" : "s"): \(status.lastError)); next attempt in \(String(format: "%.1f", left)) s",
+            connectionFailed: true)
+    }
+
+    /// Runs `operation` (one exchange with the origin of `url`) unless that origin is known to
+    /// be unreachable, and learns from how it ends: a connection that could not be made starts
+    /// or lengthens the back-off window, anything else from the origin ends it. `admitted` when
+    /// the caller has already been let through (a probe).
+    func contactOrigin<T>(_ url: URL?, admitted: Bool = false, _ operation: () async throws -> T) async throws -> T {
+        let configuration = self.configuration
+        guard let settings = configuration.reachability, let url, let origin = OriginReachability.origin(of: url) else {
+            return try await operation()
+        }
+        if !admitted, case .unreachable(let status, probe: false) = admission(for: url) {
+            throw skippedOrigin(status, url: url)
+        }
+        do {
+            let value = try await operation()
+            originAnswered(origin)
+            return value
+        } catch let error as OriginError where error.connectionFailed {
+            let status = reachability.recordFailure(of: origin, error: Self.shortReason(error), now: configuration.now(), settings: settings)
+            logger.info("\(origin) is unreachable (\(error.message)); requests skip it for \(String(format: "%.0f", settings.window(afterFailures: status.failures))) s")
+            do {
+                try store.saveOriginStatus(status)
+            } catch {
+                logger.warning("could not record that \(origin) is unreachable: \(error)")
+            }
+            throw error
+        } catch let error as OriginError where error.kind == .invalidRequest {
+            reachability.endProbe(of: origin)
+            throw error
+        } catch is CancellationError {
+            reachability.endProbe(of: origin)
+            throw CancellationError()
+        } catch {
+            originAnswered(origin)
+            throw error
+        }
+    }
+
+    private func originAnswered(_ origin: String) {
+        guard reachability.recordReachable(origin) else { return }
+        logger.info("\(origin) answers again")
+        do {
+            try store.removeOriginStatus(origin)
+        } catch {
+            logger.warning("could not record that \(origin) answers again: \(error)")
+        }
+    }
+
+    /// What went wrong, in a line, for `stats` and `explain`.
+    static func shortReason(_ error: OriginError) -> String {
+        error.message.count > 200 ? String(error.message.prefix(200)) + "…" : error.message
+    }
+}

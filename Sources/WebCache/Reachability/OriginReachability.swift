@@ -1,0 +1,122 @@
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Which origins could not be reached, and until when requests for them skip the network.
+///
+/// The decisions are made under one lock and never wait; writing them to the store is left to
+/// the caller (``HTTPCache``), outside the lock.
+final class OriginReachability: Sendable {
+    /// What a request for an origin may do now.
+    enum Admission: Equatable {
+        /// Nothing is known against the origin: connect.
+        case reachable
+        /// The origin was unreachable. `probe` is true for the one request that may try it
+        /// again now that the window has passed; the others skip the network.
+        case unreachable(OriginStatus, probe: Bool)
+    }
+
+    private struct State {
+        var status: OriginStatus
+        /// When the probe of the current window started, while it is out.
+        var probeStarted: Date?
+    }
+
+    /// What is known against origins.
+    private struct Table {
+        /// Origins no connection could be made to.
+        var unreachable: [String: State] = [:]
+        /// Origins that accepted a request and let it outlive the network timeout, with when;
+        /// until they answer, requests that have a usable stored response do not wait for them.
+        var silent: [String: Date] = [:]
+    }
+
+    private let table: Locked<Table>
+
+    /// Starts from what the store remembers.
+    init(remembered: [OriginStatus]) {
+        var table = Table()
+        for status in remembered where table.unreachable[status.origin] == nil {
+            table.unreachable[status.origin] = State(status: status)
+        }
+        self.table = Locked(table)
+    }
+
+    /// `scheme://host:port` of `url`, the unit of reachability; `nil` without a host.
+    static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(host):\(port)"
+    }
+
+    /// What a request for `origin` may do at `now`; claims the probe when the window has passed
+    /// and no other request is probing (a probe that has not reported for `probeTimeout`
+    /// seconds no longer counts).
+    func admission(for origin: String, now: Date, probeTimeout: Double) -> Admission {
+        table.withLock { table in
+            guard var state = table.unreachable[origin] else { return .reachable }
+            guard now >= state.status.retryAfter else { return .unreachable(state.status, probe: false) }
+            if let started = state.probeStarted, now.timeIntervalSince(started) < probeTimeout, now >= started {
+                return .unreachable(state.status, probe: false)
+            }
+            state.probeStarted = now
+            table.unreachable[origin] = state
+            return .unreachable(state.status, probe: true)
+        }
+    }
+
+    /// Records a failed connection; returns the new status (to be remembered by the store).
+    func recordFailure(of origin: String, error: String, now: Date, settings: ReachabilitySettings) -> OriginStatus {
+        table.withLock { table in
+            let previous = table.unreachable[origin]?.status
+            let failures = (previous?.failures ?? 0) + 1
+            let status = OriginStatus(
+                origin: origin, failures: failures, unreachableSince: previous?.unreachableSince ?? now,
+                retryAfter: now.addingTimeInterval(settings.window(afterFailures: failures)), lastError: error)
+            table.unreachable[origin] = State(status: status)
+            table.silent[origin] = nil
+            return status
+        }
+    }
+
+    /// Records an answer (or a connection made); returns whether the origin was unreachable.
+    func recordReachable(_ origin: String) -> Bool {
+        table.withLock { table in
+            guard !table.unreachable.isEmpty || !table.silent.isEmpty else { return false }
+            table.silent[origin] = nil
+            return table.unreachable.removeValue(forKey: origin) != nil
+        }
+    }
+
+    /// Ends a probe that reached no verdict (cancelled, an invalid request).
+    func endProbe(of origin: String) {
+        table.withLock { table in table.unreachable[origin]?.probeStarted = nil }
+    }
+
+    /// Records that a request to `origin` outlived the network timeout.
+    func recordSilence(of origin: String, now: Date) {
+        table.withLock { table in
+            if table.silent[origin] == nil { table.silent[origin] = now }
+        }
+    }
+
+    /// Whether `origin` let a request outlive the network timeout less than `limit` seconds
+    /// ago and has not answered since.
+    func isSilent(_ origin: String, now: Date, limit: Double) -> Bool {
+        table.withLock { table in
+            guard let since = table.silent[origin] else { return false }
+            if now.timeIntervalSince(since) < limit && now >= since { return true }
+            table.silent[origin] = nil
+            return false
+        }
+    }
+
+    /// The origins known to be unreachable.
+    var unreachable: [OriginStatus] {
+        table.withLock { table in table.unreachable.values.map(\.status).sorted { $0.origin < $1.origin } }
+    }
+}

@@ -1,0 +1,32 @@
+/// How long an origin that could not be reached is left alone before the cache tries it again.
+///
+/// After a connection to an origin (scheme, host, port) fails, requests for it skip the
+/// connection attempt for a back-off window and are answered offline at once; the window
+/// doubles with each failed attempt, from ``initialBackoff`` up to ``maximumBackoff``, and any
+/// answer from the origin ends it.
+public struct ReachabilitySettings: Sendable, Hashable {
+    /// The first window, after one failed connection.
+    public var initialBackoff: Duration
+    /// The longest window.
+    public var maximumBackoff: Duration
+
+    /// Creates settings; the default goes 1 s, 2 s, 4 s … up to 60 s.
+    public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = max(initialBackoff, maximumBackoff)
+    }
+
+    /// The window after `failures` failed attempts in a row, in seconds.
+    public func window(afterFailures failures: Int) -> Double {
+        let initial = initialBackoff.seconds
+        let doublings = min(max(failures - 1, 0), 30)
+        return min(initial * Double(1 << doublings), maximumBackoff.seconds)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
