@@ -19,15 +19,19 @@ public final class SampleSiteServer: Sendable {
     /// The port it listens on.
     public let port: Int
 
-    /// Starts serving on `host`:`port` (0 picks a free port).
-    public static func start(host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero) async throws -> SampleSiteServer {
+    /// Starts serving on `host`:`port` (0 picks a free port). Every file is sent with
+    /// `Cache-Control: cacheControl` (`public, max-age=3600` unless told otherwise; `no-cache` is
+    /// what most sites send for their HTML).
+    public static func start(
+        host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero, cacheControl: String = "public, max-age=3600"
+    ) async throws -> SampleSiteServer {
         let served = NIOLockedValueBox(0)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(SiteHandler(latency: latency, served: served))
+                    try channel.pipeline.syncOperations.addHandler(SiteHandler(latency: latency, cacheControl: cacheControl, served: served))
                 }
             }
             .bind(host: host, port: port)
@@ -63,11 +67,13 @@ private final class SiteHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let latency: Duration
+    private let cacheControl: String
     private let served: NIOLockedValueBox<Int>
     private var head: HTTPRequestHead?
 
-    init(latency: Duration, served: NIOLockedValueBox<Int>) {
+    init(latency: Duration, cacheControl: String, served: NIOLockedValueBox<Int>) {
         self.latency = latency
+        self.cacheControl = cacheControl
         self.served = served
     }
 
@@ -81,7 +87,7 @@ private final class SiteHandler: ChannelInboundHandler {
             guard let request = head else { return }
             head = nil
             served.withLockedValue { $0 += 1 }
-            let (responseHead, body) = Self.response(to: request)
+            let (responseHead, body) = Self.response(to: request, cacheControl: cacheControl)
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let send: @Sendable () -> Void = {
                 let (handler, context) = bound.value
@@ -98,7 +104,7 @@ private final class SiteHandler: ChannelInboundHandler {
         }
     }
 
-    static func response(to request: HTTPRequestHead) -> (HTTPResponseHead, ByteBuffer?) {
+    static func response(to request: HTTPRequestHead, cacheControl: String) -> (HTTPResponseHead, ByteBuffer?) {
         let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "")
         var headers = HTTPHeaders()
         headers.add(name: "Server", value: "webcache-sample-site")
@@ -108,7 +114,7 @@ private final class SiteHandler: ChannelInboundHandler {
             return (HTTPResponseHead(version: request.version, status: .notFound, headers: headers), nil)
         }
         let tag = "\"\(String(file.body.count, radix: 16))-\(String(UInt32(truncatingIfNeeded: file.body.hashValueStable), radix: 16))\""
-        headers.add(name: "Cache-Control", value: "public, max-age=3600")
+        headers.add(name: "Cache-Control", value: cacheControl)
         headers.add(name: "ETag", value: tag)
         if request.headers["If-None-Match"].contains(where: { $0.split(separator: ",").map { $0.filter { $0 != " " } }.contains(Substring(tag)) }) {
             return (HTTPResponseHead(version: request.version, status: .notModified, headers: headers), nil)

@@ -69,7 +69,7 @@ extension CachingProxy {
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
-            return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters)))))
+            return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
         }
         guard let method = HTTPRequest.Method(head.method.rawValue) else { return .answered(.error(400, "invalid method")) }
         let target: URL

@@ -69,7 +69,7 @@ public final class CachingProxy: Sendable {
 
     /// The metrics in Prometheus text format, as the metrics path answers them.
     public func metricsText() -> String {
-        String(decoding: metrics.exposition(engine: cache.counters), as: UTF8.self)
+        String(decoding: metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count), as: UTF8.self)
     }
 
     /// Listens and serves until the calling task is cancelled. Then it stops accepting, lets the

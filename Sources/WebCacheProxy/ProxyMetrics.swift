@@ -13,6 +13,7 @@ final class ProxyMetrics: Sendable {
     let connectionsAccepted: Counter
     let connectionsRefused: Counter
     let tunnels: Counter
+    private let unreachableOrigins: Gauge
     private let responsesByClass: [Counter]
 
     init() {
@@ -28,6 +29,8 @@ final class ProxyMetrics: Sendable {
             ({ $0.staleServed }, name("stale_served", "total", "Stale responses served")),
             ({ $0.bypassed }, name("bypassed", "total", "Requests passed through uncached")),
             ({ $0.blocked }, name("blocked", "total", "Requests answered by the block-list")),
+            ({ $0.unreachableSkips }, name("unreachable_skips", "total", "Requests that did not try an origin known to be unreachable")),
+            ({ $0.networkTimeouts }, name("network_timeouts", "total", "Stored responses served because the origin did not answer in time")),
             ({ $0.bytesFromCache }, name("bytes_from_cache", "total", "Body bytes served from the cache")),
             ({ $0.bytesFromOrigin }, name("bytes_from_origin", "total", "Body bytes received from the origin")),
         ]
@@ -37,6 +40,8 @@ final class ProxyMetrics: Sendable {
         connectionsRefused = registry.makeCounter(
             descriptor: name("proxy_connections_refused", "total", "Client connections refused at the connection limit"))
         tunnels = registry.makeCounter(descriptor: name("proxy_tunnels", "total", "CONNECT tunnels opened"))
+        unreachableOrigins = registry.makeGauge(
+            descriptor: name("unreachable_origins", "", "Origins that could not be reached and are skipped for now"))
         let responses = name("proxy_responses", "total", "Responses sent, by status class")
         responsesByClass = (1...5).map { digit in registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")]) }
         self.registry = registry
@@ -48,8 +53,10 @@ final class ProxyMetrics: Sendable {
         if responsesByClass.indices.contains(index) { responsesByClass[index].increment() }
     }
 
-    /// The text exposition, with the engine's counters brought up to date.
-    func exposition(engine current: CacheCounters) -> [UInt8] {
+    /// The text exposition, with the engine's counters (and its count of origins known to be
+    /// unreachable) brought up to date.
+    func exposition(engine current: CacheCounters, unreachableOrigins unreachable: Int) -> [UInt8] {
+        unreachableOrigins.set(Int64(unreachable))
         engineSeen.withLock { seen in
             for (value, counter) in engineCounters where value(current) > value(seen) {
                 counter.increment(by: Int64(value(current) - value(seen)))

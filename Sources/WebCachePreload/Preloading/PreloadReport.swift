@@ -20,6 +20,10 @@ public struct ResourceResult: Sendable, Hashable {
     public var bytes: Int
     /// Whether the cache answered without the origin.
     public var fromCache: Bool
+    /// Whether the stored copy was kept as it was because the origin was unreachable or did not
+    /// answer in time (`Cache-Status` detail `offline` or `network-timeout`): usable offline,
+    /// but not refreshed.
+    public var keptOffline = false
     /// Why it failed, if it did.
     public var failure: String?
     /// How long it took.
@@ -43,6 +47,9 @@ public struct PageReport: Sendable, Hashable {
     public var failures: [ResourceResult] { resources.filter { !$0.succeeded } }
     /// Whether every resource is in the cache: the page will load offline.
     public var isComplete: Bool { failures.isEmpty }
+    /// The resources kept as they were because the origin could not be reached (see
+    /// ``ResourceResult/keptOffline``).
+    public var keptOffline: [ResourceResult] { resources.filter(\.keptOffline) }
     /// Body bytes of the page and its resources.
     public var bytes: Int { resources.reduce(0) { $0 + $1.bytes } }
 }

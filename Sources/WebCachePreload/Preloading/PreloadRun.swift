@@ -118,9 +118,10 @@ final class PreloadRun: Sendable {
                 guard (200..<300).contains(status) else {
                     return failed("HTTP \(status)", status: status, finalURL: response.url)
                 }
-                let result = ResourceResult(
+                var result = ResourceResult(
                     url: url, finalURL: response.url, kind: kind, status: status, bytes: response.body.count,
                     fromCache: response.isFromCache, failure: nil, duration: clock.now - start)
+                result.keptOffline = ["offline", "network-timeout"].contains(response.cacheStatus.detail)
                 progress?.yield(.finished(result))
                 return Fetched(result: result, body: response.body, contentType: response.head.headerFields[.contentType])
             } catch {

@@ -93,13 +93,20 @@ public final class Preloader: Sendable {
         return report
     }
 
-    /// Records the manifest of a page (when pinning) and says so in its report.
+    /// Records the manifest of a page (when pinning) and says so in its report. A run that
+    /// could not fetch everything (offline, say) never shrinks a manifest already recorded: what
+    /// the page held before stays held.
     private func recordManifest(_ report: PageReport, name: String? = nil) -> PageReport {
         guard options.pin else { return report }
         var report = report
-        let urls = report.resources.flatMap { [$0.url, $0.finalURL] }
-        let manifest = PageManifest(
-            name: name ?? report.page.absoluteString, resources: urls, isComplete: report.isComplete, createdAt: cache.configuration.now())
+        let name = name ?? report.page.absoluteString
+        var urls = report.resources.flatMap { [$0.url, $0.finalURL] }
+        var isComplete = report.isComplete
+        if !report.isComplete, let previous = try? cache.store.manifest(named: name) {
+            urls += previous.resources.compactMap { URL(string: $0) }
+            isComplete = previous.isComplete && report.failures.allSatisfy { failure in previous.resources.contains(failure.url.absoluteString) }
+        }
+        let manifest = PageManifest(name: name, resources: urls, isComplete: isComplete, createdAt: cache.configuration.now())
         do {
             try cache.store.save(manifest)
             report.isPinned = true

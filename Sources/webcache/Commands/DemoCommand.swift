@@ -26,9 +26,15 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only serve the sample site at HOST:PORT until interrupted.", valueName: "address"))
     var serve: String?
 
+    @Option(help: ArgumentHelp("The Cache-Control the sample site sends (e.g. 'no-cache', as most sites do for HTML).", valueName: "value"))
+    var cacheControl: String = "public, max-age=3600"
+
     func validate() throws {
         guard (0...10_000).contains(latency) else { throw ValidationError("--latency must be between 0 and 10000 ms") }
         if let serve { _ = try parseAddress(serve, option: "--serve") }
+        guard !cacheControl.isEmpty, !cacheControl.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            throw ValidationError("--cache-control must be one line of text")
+        }
     }
 
     func run() async throws {
@@ -43,7 +49,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     private func serveOnly(_ address: String) async throws {
         let (host, port) = try parseAddress(address, option: "--serve")
-        let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency))
+        let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency), cacheControl: cacheControl)
         print("serving the sample site at http://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops")
         let signals = onStopSignals { Task { try? await server.stop() } }
         try await server.waitUntilClosed()
@@ -54,7 +60,7 @@ struct DemoCommand: AsyncParsableCommand {
         let directory = cacheDir.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("webcache-demo-\(UUID().uuidString.prefix(8))")
         let options = try CacheOptions.parse(["--cache-dir", directory.path])
-        let site = try await SampleSiteServer.start(latency: .milliseconds(latency))
+        let site = try await SampleSiteServer.start(latency: .milliseconds(latency), cacheControl: cacheControl)
         let pages = SampleSite.pages.map { site.baseURL.appendingPathComponent(String($0.dropFirst())) }
         print("""
             WebCache demo — offline reading, no internet needed

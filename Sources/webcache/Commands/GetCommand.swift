@@ -16,6 +16,7 @@ struct GetCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var cache: CacheOptions
+    @OptionGroup var network: NetworkOptions
 
     @Argument(help: "The URL to fetch.")
     var url: String
@@ -52,7 +53,7 @@ struct GetCommand: AsyncParsableCommand {
             var requestMethod = HTTPRequest.Method(method)!
             if data != nil && method == "GET" { requestMethod = .post }
             let request = HTTPRequest(method: requestMethod, url: target, headerFields: HeaderLine.fields(headers))
-            let policy = try cache.policy()
+            let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
             let origin = AsyncHTTPClientOrigin()
             let outcome: Result<CacheResponse, any Error>
@@ -65,18 +66,25 @@ struct GetCommand: AsyncParsableCommand {
                 } catch {
                     outcome = .failure(error)
                 }
+                if case .success(let response) = outcome { write(response) }
+                // The answer is out; a background probe or refresh may still tell the store
+                // whether the origin is back, within the network timeout.
+                await httpCache.waitForBackgroundWork(upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
                 httpCache.persistCounters()
             } catch {
                 outcome = .failure(CommandFailure(.cacheUnusable, "cannot open the cache at \(cache.directory.path): \(error)"))
             }
             try? await origin.shutdown()
-            let response = try outcome.get()
-            if include {
-                var head = "HTTP/1.1 \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
-                for field in response.head.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
-                FileHandle.standardOutput.write(Data((head + "\r\n").utf8))
-            }
-            FileHandle.standardOutput.write(response.body)
+            _ = try outcome.get()
         }
+    }
+
+    private func write(_ response: CacheResponse) {
+        if include {
+            var head = "HTTP/1.1 \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
+            for field in response.head.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
+            FileHandle.standardOutput.write(Data((head + "\r\n").utf8))
+        }
+        FileHandle.standardOutput.write(response.body)
     }
 }

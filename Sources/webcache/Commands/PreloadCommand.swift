@@ -16,6 +16,7 @@ struct PreloadCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var cache: CacheOptions
+    @OptionGroup var network: NetworkOptions
 
     @Argument(help: "The pages to preload.")
     var urls: [String]
@@ -55,7 +56,7 @@ struct PreloadCommand: AsyncParsableCommand {
             options.mode = refresh ? .revalidate : .default
             if !allowHost.isEmpty { options.scope = .sameSiteAnd(allowHost) }
             let pages = try urls.map(parseURL)
-            let reports = try await CachedSession.run(cache, connectionsPerHost: options.concurrencyPerHost) { httpCache in
+            let reports = try await CachedSession.run(cache, network: network, connectionsPerHost: options.concurrencyPerHost) { httpCache in
                 try await Self.preload(pages, options: options, cache: httpCache)
             }
             PreloadSummary.print(reports)
@@ -81,8 +82,10 @@ struct PreloadCommand: AsyncParsableCommand {
 /// Opens the cache the command options describe around an AsyncHTTPClient origin, runs `body`,
 /// and closes everything whatever happens.
 enum CachedSession {
-    static func run<T>(_ options: CacheOptions, connectionsPerHost: Int = 8, _ body: (HTTPCache) async throws -> T) async throws -> T {
-        let policy = try options.policy()
+    static func run<T>(
+        _ options: CacheOptions, network: NetworkOptions? = nil, connectionsPerHost: Int = 8, _ body: (HTTPCache) async throws -> T
+    ) async throws -> T {
+        let policy = try network?.applied(to: options.policy()) ?? options.policy()
         let storeConfiguration = try options.storeConfiguration()
         let origin = AsyncHTTPClientOrigin(maximumConnectionsPerHost: connectionsPerHost)
         do {
@@ -93,6 +96,7 @@ enum CachedSession {
                 throw CommandFailure(.cacheUnusable, "cannot open the cache at \(options.directory.path): \(error)")
             }
             let result = try await body(httpCache)
+            await httpCache.waitForBackgroundWork(upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
             httpCache.persistCounters()
             try? await origin.shutdown()
             return result

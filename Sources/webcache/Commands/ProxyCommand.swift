@@ -21,9 +21,15 @@ struct ProxyCommand: AsyncParsableCommand {
             is tunnelled byte for byte (HTTPS passes through uncached). Metrics in Prometheus \
             text format at --metrics-path. On SIGINT/SIGTERM it stops accepting, lets requests \
             in flight finish (up to 10 s) and exits.
+            Offline: forward mode serves one person's browser and is as offline-first as the \
+            library (--offline-posture personal, --network-timeout 3): stored pages open when \
+            the origin is unreachable or silent, whatever no-cache or must-revalidate say, within \
+            offlineMaxStale. Reverse mode is shared by many users and follows RFC 9111 strictly \
+            (--offline-posture shared, no network timeout).
             """)
 
     @OptionGroup var cache: CacheOptions
+    @OptionGroup var network: NetworkOptions
 
     @Option(help: ArgumentHelp("Where to listen, HOST:PORT.", valueName: "address"))
     var listen: String = "127.0.0.1:8080"
@@ -55,6 +61,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
 
+    @Option(help: ArgumentHelp("What may be served while the origin is unreachable: personal (offline-first; the default in forward mode) or shared (RFC 9111 only; the default in reverse mode).", valueName: "posture"))
+    var offlinePosture: String?
+
     @Option(help: ArgumentHelp("Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).", valueName: "count"))
     var threads: Int?
 
@@ -65,6 +74,9 @@ struct ProxyCommand: AsyncParsableCommand {
         for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--max-connections", maxConnections),
             ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize)] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
+        }
+        if let offlinePosture, HTTPCache.OfflinePosture(rawValue: offlinePosture) == nil {
+            throw ValidationError("--offline-posture must be personal or shared, not '\(offlinePosture)'")
         }
         if let threads, threads <= 0 { throw ValidationError("--threads must be positive, not \(threads)") }
         guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
@@ -81,11 +93,15 @@ struct ProxyCommand: AsyncParsableCommand {
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info
+            var configuration = HTTPCache.Configuration(
+                store: try cache.storeConfiguration(), rules: rules, policy: try network.applied(to: cache.policy()),
+                logger: CacheOptions.quietLogger)
+            let forward = upstream == nil
+            configuration.offlinePosture = offlinePosture.flatMap(HTTPCache.OfflinePosture.init(rawValue:)) ?? (forward ? .personal : .shared)
+            configuration.networkTimeout = forward ? .seconds(3) : nil
             let httpCache: HTTPCache
             do {
-                httpCache = try HTTPCache(
-                    configuration: .init(store: try cache.storeConfiguration(), rules: rules, policy: try cache.policy(), logger: CacheOptions.quietLogger),
-                    origin: origin)
+                httpCache = try HTTPCache(configuration: configuration, origin: origin)
             } catch {
                 try? await origin.shutdown()
                 throw error
@@ -102,7 +118,7 @@ struct ProxyCommand: AsyncParsableCommand {
             let signals = onStopSignals { serving.cancel() }
             let result = await serving.result
             signals.forEach { $0.cancel() }
-            await httpCache.waitForBackgroundWork()
+            await httpCache.waitForBackgroundWork(upTo: .seconds(10))
             httpCache.persistCounters()
             try? await origin.shutdown()
             try? await group.shutdownGracefully()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HTTPCaching
 import WebCache
 import WebCacheStore
 
@@ -19,6 +20,21 @@ struct StatsCommand: AsyncParsableCommand {
             print("bytes:     \(formatBytes(statistics.diskBytes)) on disk")
             print("requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked")
             print("bytes out: \(formatBytes(counters.bytesFromCache)) from cache, \(formatBytes(counters.bytesFromOrigin)) from origins")
+            print("offline:   \(counters.unreachableSkips) answered without trying an unreachable origin, \(counters.networkTimeouts) served after the network timeout")
+            let unreachable = try store.originStatuses()
+            if !unreachable.isEmpty {
+                print("")
+                let now = Date()
+                printTable(
+                    ["UNREACHABLE ORIGIN", "SINCE", "FAILURES", "NEXT TRY", "LAST ERROR"],
+                    unreachable.map { status in
+                        let left = Int(status.retryAfter.timeIntervalSince(now).rounded(.up))
+                        return [
+                            status.origin, HTTPDate.format(status.unreachableSince), String(status.failures),
+                            left > 0 ? "in \(formatSeconds(left))" : "next request", status.lastError,
+                        ]
+                    })
+            }
             if !statistics.hosts.isEmpty {
                 print("")
                 printTable(["HOST", "ENTRIES", "BYTES"], statistics.hosts.map { [$0.host, String($0.entries), formatBytes($0.bytes)] })

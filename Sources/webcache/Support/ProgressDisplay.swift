@@ -61,12 +61,28 @@ enum PreloadSummary {
                 [
                     report.page.absoluteString, String(report.resources.count), formatBytes(report.bytes),
                     String(report.resources.filter(\.fromCache).count), String(report.failures.count),
-                    report.isComplete ? (report.isPinned ? "complete, pinned" : "complete") : "incomplete",
+                    status(of: report),
                 ]
             })
         for report in reports where !report.isComplete {
             for failure in report.failures { Swift.print("  \(failure.url.absoluteString): \(failure.failure ?? "?")") }
         }
+        let kept = reports.filter { !$0.keptOffline.isEmpty }
+        if !kept.isEmpty {
+            Swift.print("\(kept.count) page(s) kept as they were: the origin was unreachable or silent, the stored copies stay usable offline.")
+        }
+    }
+
+    private static func status(of report: PageReport) -> String {
+        var words: [String] = [report.isComplete ? "complete" : "incomplete"]
+        let kept = report.keptOffline.count
+        if kept == report.resources.count {
+            words = [report.isComplete ? "kept as it was (offline)" : "incomplete, kept offline"]
+        } else if kept > 0 {
+            words.append("\(kept) kept as it was (offline)")
+        }
+        if report.isPinned { words.append("pinned") }
+        return words.joined(separator: ", ")
     }
 }
 

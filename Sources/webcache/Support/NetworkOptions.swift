@@ -1,0 +1,30 @@
+import ArgumentParser
+import WebCache
+
+/// Options of the commands that use the network: how long to wait for an origin before a
+/// stored response is served instead.
+struct NetworkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Seconds to wait for the origin when a stored response could answer offline, then serve it (the fetch goes on in the background); 'off' waits as long as the origin client does. Overrides networkTimeout in --config.",
+        valueName: "seconds"))
+    var networkTimeout: String?
+
+    func validate() throws { _ = try seconds() }
+
+    /// The timeout given, as the policy spells it (0 for off); `nil` when not given.
+    func seconds() throws -> Double? {
+        guard let networkTimeout else { return nil }
+        if networkTimeout == "off" { return 0 }
+        guard let seconds = Double(networkTimeout), seconds.isFinite, seconds >= 0 else {
+            throw ValidationError("--network-timeout must be a number of seconds ≥ 0 or 'off', not '\(networkTimeout)'")
+        }
+        return seconds
+    }
+
+    /// `policy` with the timeout given on the command line, if any.
+    func applied(to policy: CachePolicy) throws -> CachePolicy {
+        var policy = policy
+        if let seconds = try seconds() { policy.networkTimeout = seconds }
+        return policy
+    }
+}
