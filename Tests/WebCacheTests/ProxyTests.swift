@@ -15,6 +15,7 @@ struct ProxyTests {
     static func withProxy(
         _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
+        adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
     ) async throws {
         let temporary = try TemporaryDirectory()
@@ -22,8 +23,9 @@ struct ProxyTests {
         let directory = cacheDirectory ?? temporary.url
         // AsyncHTTPClient retries refused connections until the deadline: keep it short.
         let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(3))
-        let cache = try HTTPCache(
-            configuration: .init(store: CacheStore.Configuration(directory: directory), rules: .shared), origin: network)
+        var cacheConfiguration = HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory), rules: .shared)
+        adjust(&cacheConfiguration)
+        let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)
         var configuration = ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
         configure(&configuration)
         let proxy = CachingProxy(cache: cache, configuration: configuration)
