@@ -6,7 +6,10 @@
 # origin, loads each page again and checks: no request failed (browser log), the proxy answered
 # every request from its cache (its metrics: no miss, no 5xx), the rendered DOM equals the online
 # one; a screenshot of each page is saved. Then it removes one resource and checks that the same
-# check fails. Exit 0 only if all of that holds. Nothing leaves the machine.
+# check fails. Then the same site sent with `Cache-Control: no-cache` (what most sites send for
+# HTML), preloaded, read offline twice: with the origin's port closed, and with an origin that
+# accepts connections and never answers (the proxy's network timeout). Exit 0 only if all of
+# that holds. Nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -38,8 +41,9 @@ site="http://127.0.0.1:$origin_port"
 proxy="http://127.0.0.1:$proxy_port"
 pages=(index.html guide.html gallery.html)
 
+cache_dir="$work/cache"
 start_proxy() {
-  "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$proxy_port" --allow-destination 127.0.0.1 >"$work/proxy.log" 2>&1 &
+  "$bin" proxy --cache-dir "$cache_dir" --listen "127.0.0.1:$proxy_port" --allow-destination 127.0.0.1 >"$work/proxy.log" 2>&1 &
   proxy_pid=$!
   pids+=("$proxy_pid")
   wait_for "$proxy/_webcache/metrics"
@@ -83,31 +87,74 @@ offline_check() { # → 0 when every page rendered offline from the cache exactl
   return $ok
 }
 
-"$bin" demo --serve "127.0.0.1:$origin_port" --latency 0 >"$work/origin.log" 2>&1 &
-origin_pid=$!
-pids+=("$origin_pid")
-wait_for "$site/index.html"
+start_origin() { # [Cache-Control]
+  "$bin" demo --serve "127.0.0.1:$origin_port" --latency 0 --cache-control "${1:-public, max-age=3600}" >"$work/origin.log" 2>&1 &
+  origin_pid=$!
+  pids+=("$origin_pid")
+  wait_for "$site/index.html"
+}
+
+preload_and_render_online() {
+  echo "preloading $site"
+  "$bin" preload --cache-dir "$cache_dir" "${pages[@]/#/$site/}" 2>/dev/null
+  echo "online reference render"
+  for page in "${pages[@]}"; do
+    browse "$page" "online-${page%.html}"
+    [ -n "$(failed_requests "online-${page%.html}")" ] && { echo "online render of $page had failed requests"; exit 1; }
+    grep -q "Resources on this page: [0-9]" "$work/online-${page%.html}.html" || { echo "$page did not run its script online"; exit 1; }
+  done
+}
+
+stop_origin() {
+  kill "$origin_pid"; wait "$origin_pid" 2>/dev/null || true
+  if curl -s -o /dev/null "$site/index.html"; then echo "the origin is still up"; exit 1; fi
+}
+
+start_origin
 start_proxy
-
-echo "preloading $site"
-"$bin" preload --cache-dir "$work/cache" "${pages[@]/#/$site/}" 2>/dev/null
-
-echo "online reference render"
-for page in "${pages[@]}"; do
-  browse "$page" "online-${page%.html}"
-  [ -n "$(failed_requests "online-${page%.html}")" ] && { echo "online render of $page had failed requests"; exit 1; }
-  grep -q "Resources on this page: [0-9]" "$work/online-${page%.html}.html" || { echo "$page did not run its script online"; exit 1; }
-done
-
-kill "$origin_pid"; wait "$origin_pid" 2>/dev/null || true
-if curl -s -o /dev/null "$site/index.html"; then echo "the origin is still up"; exit 1; fi
+preload_and_render_online
+stop_origin
 echo "origin stopped; rendering offline through the proxy"
 if ! offline_check; then echo "FAIL: the site does not render offline from the cache"; exit 1; fi
 echo "ok: every page rendered offline from the cache, identical to online (screenshots in $out)"
 
 echo "negative check: remove the web font from the cache; the same check must now fail"
 kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
-"$bin" rm --cache-dir "$work/cache" "$site/fonts/heading.ttf" >/dev/null
+"$bin" rm --cache-dir "$cache_dir" "$site/fonts/heading.ttf" >/dev/null
 start_proxy
 if offline_check >/dev/null; then echo "FAIL: a missing resource went unnoticed"; exit 1; fi
 echo "ok: the missing font was detected"
+
+echo "no-cache site: every file sent with Cache-Control: no-cache"
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+cache_dir="$work/cache-no-cache"
+start_origin "no-cache"
+start_proxy
+preload_and_render_online
+stop_origin
+
+echo "origin blackholed: its port accepts connections and never answers"
+python3 -c '
+import socket, sys
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[1])))
+server.listen(256)
+held = []
+while len(held) < 10000:
+    held.append(server.accept()[0])
+' "$origin_port" &
+blackhole_pid=$!
+pids+=("$blackhole_pid")
+sleep 0.5
+started=$(date +%s%N)
+if ! offline_check; then echo "FAIL: the no-cache site does not render with the origin blackholed"; exit 1; fi
+timeouts=$(metric webcache_network_timeouts_total)
+echo "ok: rendered with the origin blackholed, in $(( ($(date +%s%N) - started) / 1000000 )) ms for ${#pages[@]} pages (two browser runs each); $timeouts answers served without waiting longer than the network timeout"
+[ "$timeouts" -gt 0 ] || { echo "FAIL: the blackholed origin was never waited for: the check did not test the network timeout"; exit 1; }
+
+kill "$blackhole_pid"; wait "$blackhole_pid" 2>/dev/null || true
+echo "origin gone (port closed); rendering offline through the proxy"
+started=$(date +%s%N)
+if ! offline_check; then echo "FAIL: the no-cache site does not render offline with the origin refusing"; exit 1; fi
+echo "ok: rendered offline with the origin refusing, in $(( ($(date +%s%N) - started) / 1000000 )) ms; $(metric webcache_unreachable_skips_total) answers without trying the origin"
