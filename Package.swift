@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-bench",
             dependencies: [
-                "WebCacheStore", "HTTPCaching", "WebCache", "WebCachePreload", "WebCacheTestSupport",
+                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -21,14 +21,23 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Run only the preload benchmark.")
     var preloadOnly = false
 
+    @Flag(help: "Run only the offline benchmarks (time to the offline answer).")
+    var offlineOnly = false
+
     func run() async throws {
         #if DEBUG
         print("warning: a debug build; run with -c release for meaningful figures")
         #endif
         let log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("… \($0)\n".utf8)) }
-        var results = engineOnly || preloadOnly ? [] : try StoreBenchmarks(quick: quick, log: log).run()
-        if !preloadOnly { results += try await EngineBenchmarks(log: log).run() }
-        results += try await PreloadBenchmarks(log: log).run()
+        var results: [Measurement] = []
+        if offlineOnly {
+            results = try await OfflineBenchmarks(log: log).run()
+        } else {
+            results = engineOnly || preloadOnly ? [] : try StoreBenchmarks(quick: quick, log: log).run()
+            if !preloadOnly { results += try await EngineBenchmarks(log: log).run() }
+            results += try await PreloadBenchmarks(log: log).run()
+            if !preloadOnly { results += try await OfflineBenchmarks(log: log).run() }
+        }
         printTable(results)
         if let json {
             let encoder = JSONEncoder()

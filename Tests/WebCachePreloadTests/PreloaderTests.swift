@@ -95,6 +95,33 @@ struct PreloaderTests {
         }
     }
 
+    @Test("a refresh that cannot reach the origin keeps a page as it was and never shrinks its manifest")
+    func offlineRefreshKeepsManifest() async throws {
+        let site = try await SampleSiteServer.start(cacheControl: "no-cache")
+        try await Self.withCache { online, directory in
+            let page = site.baseURL.appendingPathComponent("index.html")
+            let first = await Preloader(cache: online).preload(pages: [page])
+            let held = try #require(try online.store.manifest(named: page.absoluteString)).resources
+            #expect(first[0].isComplete && held.count > 5)
+            try await site.stop()
+            // Another session on the same directory: no connection to the origin left open.
+            let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
+            defer { Task { try? await network.shutdown() } }
+            let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)
+            var refresh = PreloadOptions()
+            refresh.mode = .revalidate
+            let kept = await Preloader(cache: cache, options: refresh).preload(pages: [page])
+            #expect(kept[0].isComplete)
+            #expect(kept[0].keptOffline.count == kept[0].resources.count)
+            #expect(try cache.store.manifest(named: page.absoluteString)?.resources == held)
+            // Too stale to serve even offline: the page fails, and its manifest still holds all.
+            cache.updatePolicy { $0.offlineMaxStale = -1 }
+            let failed = await Preloader(cache: cache, options: refresh).preload(pages: [page])
+            #expect(!failed[0].isComplete)
+            #expect(Set(try #require(try cache.store.manifest(named: page.absoluteString)).resources) == Set(held))
+        }
+    }
+
     @Test("a missing resource makes the page incomplete, with the reason")
     func missingResource() async throws {
         let origin = TestOrigin()
