@@ -103,8 +103,10 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
             return (url, try await client.execute(outgoing, timeout: timeout))
-        } catch let error as HTTPClientError where error == .remoteConnectionClosed && Self.isRetryable(request.method) {
-            // A pooled connection the origin had closed: the one retry that helps.
+        } catch where Self.isRetryable(request.method) && Self.connectionDropped(error) {
+            // A kept-alive connection the origin had closed as the request went out, or one left
+            // unreadable by the exchange before (bytes past a response's end): the one retry
+            // that helps, on a new connection (browsers do the same for idempotent requests).
             do {
                 return (url, try await client.execute(outgoing, timeout: timeout))
             } catch {
@@ -117,6 +119,26 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     private static func isRetryable(_ method: HTTPRequest.Method) -> Bool {
         method == .get || method == .head
+    }
+
+    /// Whether `error` is a connection closed or reset under a request before any answer, or a
+    /// kept-alive connection whose next response could not be parsed.
+    static func connectionDropped(_ error: any Error) -> Bool {
+        switch error {
+        case is HTTPParserError:
+            return true
+        case let error as HTTPClientError:
+            return error == .remoteConnectionClosed
+        case let error as ChannelError:
+            switch error {
+            case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return true
+            default: return false
+            }
+        case let error as IOError:
+            return [ECONNRESET, EPIPE].contains(error.errnoCode)
+        default:
+            return false
+        }
     }
 
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
@@ -134,6 +156,9 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let error = error as? HTTPClientError, error == .alreadyShutdown || error == .cancelled {
             // Not the origin's doing: no verdict on its reachability.
             return OriginError(.invalidRequest, "the request to \(url.absoluteString) was abandoned: the client is shutting down", cause: error)
+        }
+        if error is HTTPParserError {
+            return OriginError(.invalidResponse, "\(url.absoluteString) sent a malformed response (\(error))", cause: error)
         }
         if error is NIOTooManyBytesError {
             return OriginError(.invalidResponse, "the body from \(url.absoluteString) is too large", cause: error)
