@@ -36,7 +36,9 @@ struct StoredBodyFile: Sendable {
     static let minimumSize = 64 << 10
 
     var handle: NIOFileHandle
+    /// Bytes sent: from ``offset`` on (a range of the body for a 206).
     var size: Int
+    var offset = 0
 }
 
 /// A whole answer as it goes on the wire: the head, with the body unless that goes from a file;
@@ -105,7 +107,11 @@ extension CachingProxy {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
         if let entry = response.bodyFile {
-            guard let file = openBodyFile(of: entry) else { return nil }
+            guard var file = openBodyFile(of: entry) else { return nil }
+            if let range = response.bodyRange {
+                file.offset = range.lowerBound
+                file.size = range.count
+            }
             outgoing.file = file
         }
         outgoing.repeatable = response.repeatable
@@ -143,7 +149,7 @@ extension CachingProxy {
     /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each repeat.
     func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead) {
-        guard let terms = response.repeatable else { return }
+        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0 else { return }
         let wire: RepeatedAnswer.Wire
         if let file = encoded.file {
             let whole = encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile
@@ -291,7 +297,7 @@ extension CachingProxy {
         }
         var written = channel.write(answer.bytes)
         if let file = answer.file {
-            let region = FileRegion(fileHandle: file.handle, readerIndex: 0, endIndex: file.size)
+            let region = FileRegion(fileHandle: file.handle, readerIndex: file.offset, endIndex: file.offset + file.size)
             written = channel.write(IOData.fileRegion(region))
             written.whenComplete { _ in try? file.handle.close() }
         }

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension CacheStore {
     /// Whether `entry`'s body is in a file whose checksum this process has already verified, so
     /// that it can be sent straight from the file (``openVerifiedBodyFile(_:)``).
@@ -19,5 +25,24 @@ extension CacheStore {
             return nil
         }
         return fd
+    }
+
+    /// The bytes `range` of `entry`'s body (within its size), for a range request: read from
+    /// the file alone when this process has verified it, otherwise by ``readBody(_:)``, which
+    /// verifies the whole body (and removes a broken entry).
+    public func readBody(_ entry: CacheEntry, range: Range<Int>) throws -> Data {
+        let range = range.clamped(to: 0..<entry.bodySize)
+        if let fd = openVerifiedBodyFile(entry) {
+            defer { POSIX.closeFile(fd) }
+            let data = try POSIX.readAt(fd, offset: range.lowerBound, count: range.count)
+            guard data.count == range.count else {
+                let error = StoreError(.corruptBody, "the body file of \(entry.key) is shorter than the index says")
+                discardBroken(entry, because: error)
+                throw error
+            }
+            return data
+        }
+        let whole = try readBody(entry)
+        return whole.subdata(in: range.clamped(to: 0..<whole.count))
     }
 }

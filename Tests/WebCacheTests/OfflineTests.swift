@@ -6,10 +6,6 @@ import WebCache
 import WebCacheStore
 import WebCacheTestSupport
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Offline for real: origins that refuse, that never answer, that stop half-way, and names that
 /// do not resolve, with real connections. The time bounds checked here are ten times looser
 /// than the targets (the benchmark measures them); they catch a retry loop or an unbounded wait,
@@ -182,25 +178,6 @@ struct OfflineTests {
             await #expect(throws: CacheError.self) { try await h.get("/loose") }
             h.clock.advance(7200)
             await #expect(throws: CacheError.self) { try await h.get("/held") }
-        }
-    }
-
-    @Test("URLSession through WebCacheURLProtocol: a no-cache page opens offline, at once")
-    func urlProtocolOffline() async throws {
-        try await EngineHarness.run { h in
-            h.origin.route("/u") { _ in .text("via urlsession", headers: [("Cache-Control", "no-cache"), ("ETag", "\"u\"")]) }
-            let configuration = URLSessionConfiguration.ephemeral
-            WebCacheURLProtocol.install(h.cache, into: configuration)
-            defer { WebCacheURLProtocol.uninstall() }
-            let session = URLSession(configuration: configuration)
-            _ = try await session.data(from: h.origin.url("/u"))
-            try await h.origin.stop()
-            var data = Data()
-            var response: URLResponse?
-            let elapsed = try await Self.seconds { (data, response) = try await session.data(from: h.origin.url("/u")) }
-            #expect(String(decoding: data, as: UTF8.self) == "via urlsession")
-            #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")?.contains("detail=offline") == true)
-            #expect(elapsed < 0.5)
         }
     }
 }

@@ -24,6 +24,9 @@ public struct CacheResponse: Sendable {
     /// A stored entry whose body is to be sent straight from its file instead of ``body`` (which
     /// is then empty); only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
     package var bodyFile: CacheEntry? = nil
+    /// The bytes of ``bodyFile`` to send, when only a range of it is (a 206); the whole file
+    /// when `nil`.
+    package var bodyRange: Range<Int>? = nil
     /// For a fresh answer from the store: the terms on which the same request may get it again
     /// (see ``RepeatableAnswer``).
     package var repeatable: RepeatableAnswer? = nil

@@ -118,7 +118,7 @@ extension HTTPCache {
             guard var response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
-            if mode == .default, let storeRevision {
+            if mode == .default, let storeRevision, response.bodyRange == nil {
                 response.repeatable = repeatability(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
             }
             return .answer(response)

@@ -23,11 +23,12 @@ extension HTTPCache {
     }
 
     /// Serves a stored entry: `Age`, `Cache-Status`, a 304 when the client's own validators
-    /// match, no body for HEAD. `nil` when the body turns out unusable (corrupt, vanished): the
-    /// caller treats it as a miss.
+    /// match, a 206 (or 416) for a `Range` the stored response can answer, no body for HEAD.
+    /// `nil` when the body turns out unusable (corrupt, vanished): the caller treats it as a miss.
     ///
-    /// With `bodyFilesFrom`, a body of at least that many bytes in a file the store has verified
-    /// is not read: the response names the entry in `bodyFile` instead.
+    /// With `bodyFilesFrom`, a body (or single range) of at least that many bytes in a file the
+    /// store has verified is not read: the response names the entry in `bodyFile` (and the
+    /// bytes in `bodyRange`) instead.
     func serveStored(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
         status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil
@@ -35,38 +36,62 @@ extension HTTPCache {
         let configuration = self.configuration
         let rules = configuration.rules
         let notModified = rules.clientPreconditionsMatch(request, stored: entry.stored)
-        let sendsFile = request.method != .head && !notModified && minimumSize.map { entry.bodySize >= $0 } == true
-            && store.hasVerifiedBodyFile(entry)
-        let body: Data
+        // RFC 9110 §13.2.2: preconditions first; a 304 ignores Range.
+        let ranges: RangeAnswer = notModified || request.headerFields[.range] == nil
+            ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: entry.bodySize)
+        let sentRange: Range<Int>
+        switch ranges {
+        case .partial(let pieces) where pieces.count == 1: sentRange = pieces[0]
+        case .whole: sentRange = 0..<entry.bodySize
+        case .partial, .unsatisfiable: sentRange = 0..<0
+        }
+        let sendsFile = request.method != .head && !notModified && !sentRange.isEmpty
+            && minimumSize.map { sentRange.count >= $0 } == true && store.hasVerifiedBodyFile(entry)
+        var body = Data()
+        var head: HTTPResponse
+        // The caller usually has the decision already; only age and staleness are read here.
+        let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
         do {
-            body = sendsFile ? Data() : try store.readBody(entry)
+            if notModified {
+                head = rules.notModifiedResponse(for: entry.stored)
+                head.headerFields[.age] = String(decision.age)
+            } else {
+                head = rules.headForServing(entry.stored, age: decision.age)
+                if head.status.code == 200 && head.headerFields[.acceptRanges] == nil { head.headerFields[.acceptRanges] = "bytes" }
+                switch ranges {
+                case .whole:
+                    if !sendsFile && request.method != .head { body = try store.readBody(entry) }
+                case .unsatisfiable:
+                    head = rules.unsatisfiableRangeHead(head, length: entry.bodySize)
+                case .partial(let pieces) where pieces.count == 1:
+                    if !sendsFile { body = try store.readBody(entry, range: pieces[0]) }
+                    head = rules.partialHead(head, ranges: pieces, length: entry.bodySize, boundary: "", bodyLength: pieces[0].count)
+                case .partial(let pieces):
+                    let boundary = "webcache-\(String(UInt64(bitPattern: entry.id), radix: 16))-\(entry.bodySize)"
+                    let parts = try pieces.map { ($0, try store.readBody(entry, range: $0)) }
+                    body = rules.multipartBody(
+                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: entry.bodySize, boundary: boundary)
+                    head = rules.partialHead(head, ranges: pieces, length: entry.bodySize, boundary: boundary, bodyLength: body.count)
+                }
+            }
         } catch {
             logger.warning("stored body of \(entry.key) unusable, fetching again: \(error)")
             return nil
         }
-        // The caller usually has the decision already; only age and staleness are read here.
-        let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
         var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
         status.ttl = -decision.staleness
         status.detail = status.detail ?? detail
-        var head: HTTPResponse
-        let servedBody: Data
-        if notModified {
-            head = rules.notModifiedResponse(for: entry.stored)
-            head.headerFields[.age] = String(decision.age)
-            servedBody = Data()
-        } else {
-            head = rules.headForServing(entry.stored, age: decision.age)
-            servedBody = request.method == .head ? Data() : body
-        }
         head.headerFields.appendCacheStatus(status)
         if status.hit {
-            let bytes = sendsFile ? entry.bodySize : servedBody.count
+            let bytes = sendsFile ? sentRange.count : body.count
             count { $0.hits += 1; $0.bytesFromCache += bytes }
         }
         store.recordAccess(entry, at: now, appExpiry: slidingExpiry(of: entry, url: url, policy: policy, now: now))
-        var response = CacheResponse(head: head, body: servedBody, cacheStatus: status, url: url)
-        if sendsFile { response.bodyFile = entry }
+        var response = CacheResponse(head: head, body: body, cacheStatus: status, url: url)
+        if sendsFile {
+            response.bodyFile = entry
+            if sentRange != 0..<entry.bodySize { response.bodyRange = sentRange }
+        }
         return response
     }
 

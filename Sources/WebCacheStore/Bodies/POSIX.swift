@@ -46,6 +46,24 @@ enum POSIX {
         }
     }
 
+    /// Reads `count` bytes at `offset` (fewer only at the end of the file).
+    static func readAt(_ fd: Int32, offset: Int, count: Int) throws -> Data {
+        var data = Data(count: count)
+        var filled = 0
+        try data.withUnsafeMutableBytes { buffer in
+            while filled < count {
+                let read = pread(fd, buffer.baseAddress! + filled, count - filled, off_t(offset + filled))
+                if read < 0 {
+                    if errno == EINTR { continue }
+                    throw StoreError(.ioFailure, "cannot read a body file: \(errorText())")
+                }
+                if read == 0 { break }
+                filled += read
+            }
+        }
+        return data.prefix(filled)
+    }
+
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
         var offset = 0
         while offset < buffer.count {

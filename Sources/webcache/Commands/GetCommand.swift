@@ -39,12 +39,18 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     var followRedirects = false
 
+    @Option(name: [.customShort("r"), .customLong("range")], help: ArgumentHelp("Only these bytes, as curl takes them: 0-99, 500-, -100, 0-0,10-19.", valueName: "range"))
+    var range: String?
+
     func validate() throws {
         _ = try parseURL(url)
         guard RequestMode(rawValue: mode) != nil else {
             throw ValidationError("unknown mode '\(mode)'; use one of \(RequestMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard HTTPRequest.Method(method) != nil else { throw ValidationError("'\(method)' is not a valid HTTP method") }
+        if let range, ByteRangeRequest("bytes=" + range) == nil {
+            throw ValidationError("'\(range)' is not a byte range (0-99, 500-, -100, or several separated by commas)")
+        }
     }
 
     func run() async throws {
@@ -52,7 +58,8 @@ struct GetCommand: AsyncParsableCommand {
             let target = try parseURL(url)
             var requestMethod = HTTPRequest.Method(method)!
             if data != nil && method == "GET" { requestMethod = .post }
-            let request = HTTPRequest(method: requestMethod, url: target, headerFields: HeaderLine.fields(headers))
+            var request = HTTPRequest(method: requestMethod, url: target, headerFields: HeaderLine.fields(headers))
+            if let range { request.headerFields[.range] = "bytes=" + range }
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
             let origin = AsyncHTTPClientOrigin()

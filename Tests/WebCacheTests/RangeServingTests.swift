@@ -1,0 +1,120 @@
+import Foundation
+import HTTPTypes
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@Suite("Ranges served from stored responses, through every front door", .serialized)
+struct RangeServingTests {
+    /// 200,000 letters, each depending on its position (ASCII, so a raw exchange reads it back
+    /// byte for byte).
+    static let media = Data((0..<200_000).map { (position: Int) -> UInt8 in
+        let mixed: Int = position &* 7 &+ (position >> 8)
+        return UInt8(65 + mixed % 26)
+    })
+
+    static func routeMedia(_ origin: TestOrigin) {
+        origin.route("/clip.webm") { _ in
+            TestOrigin.Response(
+                headers: [("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"clip-1\""),
+                    ("Last-Modified", "Fri, 20 Nov 2026 12:00:00 GMT")],
+                body: media)
+        }
+    }
+
+    @Test("the engine answers single ranges, several ranges, unsatisfiable ranges and If-Range from the store")
+    func engine() async throws {
+        try await EngineHarness.run { h in
+            Self.routeMedia(h.origin)
+            let whole = try await h.get("/clip.webm")
+            #expect(whole.head.status.code == 200 && whole.body == Self.media)
+            let stored = try await h.get("/clip.webm")
+            #expect(stored.head.headerFields[.acceptRanges] == "bytes")
+
+            let first = try await h.get("/clip.webm", ["Range: bytes=0-1"])
+            #expect(first.head.status.code == 206)
+            #expect(first.head.headerFields[.contentRange] == "bytes 0-1/200000")
+            #expect(first.body == Self.media.prefix(2))
+            #expect(first.isFromCache)
+
+            let seek = try await h.get("/clip.webm", ["Range: bytes=150000-"])
+            #expect(seek.head.headerFields[.contentRange] == "bytes 150000-199999/200000")
+            #expect(seek.body == Self.media.subdata(in: 150_000..<200_000))
+            #expect(seek.head.headerFields[.contentLength] == "50000")
+
+            let suffix = try await h.get("/clip.webm", ["Range: bytes=-10"])
+            #expect(suffix.body == Self.media.suffix(10))
+
+            let several = try await h.get("/clip.webm", ["Range: bytes=0-9, 100-109"])
+            #expect(several.head.status.code == 206)
+            let contentType = try #require(several.head.headerFields[.contentType])
+            #expect(contentType.hasPrefix("multipart/byteranges; boundary="))
+            let boundary = String(contentType.dropFirst("multipart/byteranges; boundary=".count))
+            var expected = Data("\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 0-9/200000\r\n\r\n".utf8)
+            expected.append(Self.media.prefix(10))
+            expected.append(Data("\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 100-109/200000\r\n\r\n".utf8))
+            expected.append(Self.media.subdata(in: 100..<110))
+            expected.append(Data("\r\n--\(boundary)--\r\n".utf8))
+            #expect(several.body == expected)
+
+            let beyond = try await h.get("/clip.webm", ["Range: bytes=300000-"])
+            #expect(beyond.head.status.code == 416)
+            #expect(beyond.head.headerFields[.contentRange] == "bytes */200000")
+            #expect(beyond.body.isEmpty)
+
+            let changed = try await h.get("/clip.webm", ["Range: bytes=0-9", "If-Range: \"clip-0\""])
+            #expect(changed.head.status.code == 200 && changed.body == Self.media)
+            let same = try await h.get("/clip.webm", ["Range: bytes=0-9", "If-Range: \"clip-1\""])
+            #expect(same.head.status.code == 206 && same.body.count == 10)
+
+            // Preconditions first: a matching If-None-Match is a 304 whatever Range says.
+            let notModified = try await h.get("/clip.webm", ["Range: bytes=0-9", "If-None-Match: \"clip-1\""])
+            #expect(notModified.head.status.code == 304)
+            let invalid = try await h.get("/clip.webm", ["Range: bytes=9-0"])
+            #expect(invalid.head.status.code == 200 && invalid.body.count == Self.media.count)
+            #expect(h.origin.count("/clip.webm") == 1)
+        }
+    }
+
+    @Test("the proxy sends ranges of a large stored body from its file, again and again, byte for byte")
+    func proxy() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        Self.routeMedia(origin)
+        try await ProxyTests.withProxy(origin) { port, _ in
+            func get(_ range: String?) async throws -> String {
+                let field = range.map { "Range: \($0)\r\n" } ?? ""
+                return try await RawHTTPClient.exchange(port: port, "GET /clip.webm HTTP/1.1\r\nHost: x\r\n\(field)Connection: close\r\n\r\n")
+            }
+            _ = try await get(nil)
+            _ = try await get(nil)  // the body is verified and now goes from its file
+            for _ in 0..<3 {
+                let answer = try await get("bytes=100000-199998")
+                #expect(answer.hasPrefix("HTTP/1.1 206"))
+                #expect(answer.contains("Content-Range: bytes 100000-199998/200000"))
+                let headEnd = try #require(answer.range(of: "\r\n\r\n"))
+                #expect(Data(answer[headEnd.upperBound...].utf8) == Self.media.subdata(in: 100_000..<199_999))
+            }
+            #expect(origin.count("/clip.webm") == 1)
+        }
+    }
+
+    @Test("webcache get -r prints only the bytes asked for")
+    func commandLine() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/t") { _ in .text("0123456789abcdef", headers: [("Cache-Control", "max-age=600")]) }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let dir = ["--cache-dir", directory.url.path]
+        let url = origin.url("/t").absoluteString
+        #expect(try WebCacheProcess.run(["get", url] + dir).output == "0123456789abcdef")
+        let part = try WebCacheProcess.run(["get", "-i", "-r", "10-", url] + dir)
+        #expect(part.output.hasPrefix("HTTP/1.1 206") && part.output.contains("Content-Range: bytes 10-15/16"))
+        #expect(part.output.hasSuffix("\r\n\r\nabcdef"))
+        let bad = try WebCacheProcess.run(["get", "-r", "x-y", url] + dir)
+        #expect(bad.status == 64)
+    }
+}
