@@ -180,4 +180,23 @@ struct OfflineTests {
             await #expect(throws: CacheError.self) { try await h.get("/held") }
         }
     }
+
+    @Test("a GET whose connection the origin drops before answering is sent once more; a POST is not")
+    func droppedConnectionRetried() async throws {
+        try await EngineHarness.run { h in
+            let calls = Locked(0)
+            for path in ["/flaky", "/form"] {
+                h.origin.route(path) { _ in
+                    let call = calls.withLock { count -> Int in count += 1; return count }
+                    return call % 2 == 1 ? TestOrigin.Response(hangUp: true) : .text("answered", headers: [("Cache-Control", "max-age=60")])
+                }
+            }
+            let answer = try await h.get("/flaky")
+            #expect(answer.text == "answered")
+            #expect(h.origin.count("/flaky") == 2)
+            #expect(h.cache.unreachableOrigins.isEmpty)
+            await #expect(throws: CacheError.self) { try await h.send(.post, "/form", body: Data("a=1".utf8)) }
+            #expect(h.origin.count("/form") == 1)
+        }
+    }
 }
