@@ -5,7 +5,8 @@
 # preloads the site, loads each page online in headless Chromium (the reference DOM), stops the
 # origin, loads each page again and checks: no request failed (browser log), the proxy answered
 # every request from its cache (its metrics: no miss, no 5xx), the rendered DOM equals the online
-# one; a screenshot of each page is saved. Then it removes one resource and checks that the same
+# one (the gallery's video included: it seeks to its middle, answered with ranges from the cache);
+# a screenshot of each page is saved. Then it removes one resource and checks that the same
 # check fails. Then the same site sent with `Cache-Control: no-cache` (what most sites send for
 # HTML), preloaded, read offline twice: with the origin's port closed, and with an origin that
 # accepts connections and never answers (the proxy's network timeout). Exit 0 only if all of
@@ -103,6 +104,10 @@ preload_and_render_online() {
     [ -n "$(failed_requests "online-${page%.html}")" ] && { echo "online render of $page had failed requests"; exit 1; }
     grep -q "Resources on this page: [0-9]" "$work/online-${page%.html}.html" || { echo "$page did not run its script online"; exit 1; }
   done
+  # The gallery's video is answered with ranges from the cache: it loads, seeks to the middle, and
+  # the whole duration is seekable (the offline check then requires the same DOM).
+  grep -q "Video: seeked to 2.0 of 4.0 s; seekable 0.0–4.0 s." "$work/online-gallery.html" \
+    || { echo "the gallery's video did not seek: $(grep -o 'Video: [^<]*' "$work/online-gallery.html")"; exit 1; }
 }
 
 stop_origin() {

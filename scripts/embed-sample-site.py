@@ -12,7 +12,7 @@ site = os.path.join(root, "Resources", "sample-site")
 target = os.path.join(root, "Sources", "WebCacheDemo", "SampleSiteFiles.swift")
 types = {
     ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-    ".svg": "image/svg+xml", ".ttf": "font/ttf", ".png": "image/png",
+    ".svg": "image/svg+xml", ".ttf": "font/ttf", ".png": "image/png", ".webm": "video/webm",
 }
 
 entries = []

@@ -46,7 +46,7 @@ struct PreloadCommandLineTests {
         let run = try WebCacheProcess.run(["demo", "--latency", "5", "--cache-dir", directory.url.path])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("The website is gone"))
-        #expect(run.output.contains("48 of 48 resources came from the cache"))
+        #expect(run.output.contains("49 of 49 resources came from the cache"))
         #expect(run.output.contains("webcache proxy --cache-dir \(directory.url.path)"))
     }
 }
