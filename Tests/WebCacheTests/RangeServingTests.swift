@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCaching
 import HTTPTypes
 import Testing
 import WebCache
@@ -97,6 +98,37 @@ struct RangeServingTests {
                 #expect(Data(answer[headEnd.upperBound...].utf8) == Self.media.subdata(in: 100_000..<199_999))
             }
             #expect(origin.count("/clip.webm") == 1)
+        }
+    }
+
+    /// An origin that answers ranges itself (one range per request), as media servers do.
+    static func routeRangedMedia(_ origin: TestOrigin) {
+        origin.route("/ranged.webm") { request in
+            let headers = [("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"r1\""), ("Accept-Ranges", "bytes")]
+            guard let field = request.header("Range"), let ranges = ByteRangeRequest(field),
+                case .satisfiable(let pieces) = ranges.resolve(length: media.count), let piece = pieces.first
+            else { return TestOrigin.Response(headers: headers, body: media) }
+            return TestOrigin.Response(
+                status: 206, headers: headers + [("Content-Range", "bytes \(piece.lowerBound)-\(piece.upperBound - 1)/\(media.count)")],
+                body: media.subdata(in: piece))
+        }
+    }
+
+    @Test("a media range that misses goes to the origin as sent; the whole body follows in the background, and the next ranges are hits")
+    func rangeMissCompletes() async throws {
+        try await EngineHarness.run { h in
+            Self.routeRangedMedia(h.origin)
+            let first = try await h.get("/ranged.webm", ["Range: bytes=0-"])
+            #expect(first.head.status.code == 206)
+            #expect(first.body == Self.media)
+            #expect(h.origin.requests(to: "/ranged.webm").first?.header("Range") == "bytes=0-")
+            await h.cache.waitForBackgroundWork()
+            #expect(h.origin.count("/ranged.webm") == 2)
+            #expect(h.origin.requests(to: "/ranged.webm").last?.header("Range") == nil)
+            let seek = try await h.get("/ranged.webm", ["Range: bytes=150000-150099"])
+            #expect(seek.head.status.code == 206 && seek.isFromCache)
+            #expect(seek.body == Self.media.subdata(in: 150_000..<150_100))
+            #expect(h.origin.count("/ranged.webm") == 2)
         }
     }
 

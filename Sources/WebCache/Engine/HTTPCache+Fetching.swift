@@ -72,6 +72,9 @@ extension HTTPCache {
         var head = result.head
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)
+        if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil {
+            completeInBackground(request, key: key, url: url)
+        }
         let arriving = request.method == .head ? nil : result.body
         return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: arriving)
     }
@@ -178,6 +181,38 @@ extension HTTPCache {
         head.headerFields.appendCacheStatus(status)
         let body = request.method == .head ? Data() : response.body
         return CacheResponse(head: head, body: body, cacheStatus: status, url: url)
+    }
+
+    /// Whether a response is audio or video, which players fetch in ranges.
+    private func isMedia(_ head: HTTPResponse) -> Bool {
+        guard let type = head.headerFields[.contentType]?.lowercased() else { return false }
+        return type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("application/ogg")
+    }
+
+    /// A media range the origin answered with a 206 (which this cache does not store): the
+    /// whole body is fetched once in the background and stored, so that the next ranges — a seek,
+    /// a replay, offline — are answered from the store (Squid's `range_offset_limit` idea). The
+    /// client dropping its connection, as browsers do at every seek, does not stop it.
+    private func completeInBackground(_ request: HTTPRequest, key: CacheKey, url: URL) {
+        var withoutRange = request
+        withoutRange.headerFields[.range] = nil
+        withoutRange.headerFields[.ifRange] = nil
+        let whole = withoutRange
+        let id = "complete \(key.url)"
+        backgroundTasks.withLock { tasks in
+            guard tasks[id] == nil else { return }
+            tasks[id] = Task { [self] in
+                do {
+                    let response = try await response(for: whole)
+                    if response.cacheStatus.stored != true && !response.isFromCache {
+                        logger.info("\(url.absoluteString): the whole media body could not be stored (status \(response.head.status.code))")
+                    }
+                } catch {
+                    logger.info("\(url.absoluteString): fetching the whole media body failed: \(error)")
+                }
+                _ = backgroundTasks.withLock { $0.removeValue(forKey: id) }
+            }
+        }
     }
 
     /// The request fields that most often select variants, so that requests that would get
