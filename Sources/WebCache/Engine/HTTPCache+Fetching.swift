@@ -48,7 +48,7 @@ extension HTTPCache {
         _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy
     ) async throws -> CacheResponse {
         let coalescingKey = "fetch \(request.method.rawValue) \(key.url)\n\(Self.coalescingFields(request))"
-        let (result, collapsed): (StreamedFetch, Bool)
+        var (result, collapsed): (StreamedFetch, Bool)
         do {
             (result, collapsed) = try await misses.valueKeptJoinable(for: coalescingKey) { [self] release in
                 do {
@@ -57,6 +57,12 @@ extension HTTPCache {
                     await release()
                     throw error
                 }
+            }
+            if collapsed && !mayShare(result, with: request) {
+                // RFC 9111 §4: another request's answer is for this one only if the cache could
+                // have stored it and served it to this one (not private, not no-store, the same
+                // variant); otherwise this request makes its own.
+                (result, collapsed) = (try await startStreamedFetch(request, policy: policy, release: {}), false)
             }
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
@@ -70,6 +76,11 @@ extension HTTPCache {
             status.ttl = -configuration.rules.reuse(storing.stored, for: request, now: result.responseTime).staleness
         }
         var head = result.head
+        if collapsed, let storing = result.storing {
+            // What the cache stored, as it would serve it: without the fields it may not keep
+            // (`private="Set-Cookie"`, `no-cache="…"` in a shared cache).
+            head.headerFields = storing.stored.response.headerFields
+        }
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)
         if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil {
@@ -181,6 +192,14 @@ extension HTTPCache {
         head.headerFields.appendCacheStatus(status)
         let body = request.method == .head ? Data() : response.body
         return CacheResponse(head: head, body: body, cacheStatus: status, url: url)
+    }
+
+    /// Whether a request that joined another's fetch may take its answer: only one the cache is
+    /// storing and would serve to it without validation (RFC 9111 §4: storable, the same
+    /// variant, reusable as it is — not `no-cache`, not already stale).
+    private func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
+        guard let storing = fetch.storing else { return false }
+        return configuration.rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
     }
 
     /// Whether a response is audio or video, which players fetch in ranges.
