@@ -80,6 +80,8 @@ public final class CachingProxy: Sendable {
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            // A client that half-closes after its request still gets the answer (RFC 9112 §9.6).
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .tunedForServing()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try self.configureConnection(channel) }

@@ -37,6 +37,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A read the channel asked for while answering; issued once the answer is written.
     private var readHeld = false
     private var quiescing = false
+    /// The client half-closed: answer what it sent, then close.
+    private var inputClosed = false
+    /// A `CONNECT` destination is being connected.
+    private var connectingTunnel = false
+    /// Bytes that are not HTTP came after requests still being answered: a 400 follows them.
+    private var malformedAfterPending = false
 
     init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>) {
         self.proxy = proxy
@@ -61,6 +67,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let size = Self.headSize(requestHead)
             if size > proxy.configuration.maximumHeaderSize {
                 refusal = .error(431, "the request head is \(size) bytes; the limit is \(proxy.configuration.maximumHeaderSize)")
+            } else if let problem = RequestHeadChecks.hostProblem(requestHead) {
+                refusal = .error(400, problem)
+            } else if let length = RequestHeadChecks.declaredLength(requestHead), length > proxy.configuration.maximumRequestBodySize {
+                refusal = .error(413, "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
+            } else if RequestHeadChecks.expectsContinue(requestHead) {
+                context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
             }
         case .body(var chunk):
             guard refusal == nil else { return }
@@ -92,6 +104,15 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case is ChannelShouldQuiesceEvent:
             quiescing = true
             if !responding && head == nil { context.close(promise: nil) }
+        case ChannelEvent.inputClosed:
+            inputClosed = true
+            if connectingTunnel {
+                // Bytes sent after the CONNECT were taken by the request decoder with the EOF;
+                // the tunnel cannot carry them now.
+                context.close(promise: nil)
+            } else if !responding && waiting.isEmpty {
+                closeAfterWrites(context: context)
+            }
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -99,7 +120,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         proxy.logger.debug("connection error: \(error)")
-        if error is HTTPParserError, !responding {
+        if error is HTTPParserError, responding || !waiting.isEmpty {
+            // Answer what came before the bad bytes first (RFC 9112 §9.3.2 keeps the order).
+            malformedAfterPending = true
+        } else if error is HTTPParserError {
             let refusal = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             proxy.metrics.countResponse(status: 400)
             let channel = context.channel
@@ -114,7 +138,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let requestBody = body
         body = ByteBuffer()
-        let persistence = ConnectionPersistence(for: head, closing: refusal?.head.status.code == 431 || quiescing)
+        // After a refused head the rest of the stream cannot be trusted to be framed: close.
+        let persistence = ConnectionPersistence(for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || quiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat = refusal == nil && !quiescing && requestBody.readableBytes == 0
         if mayRepeat, let answer = proxy.repeatedAnswer(to: head) {
@@ -171,7 +196,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// After an answer: closes the connection, or goes on with requests that arrived meanwhile
-    /// and lets reading resume.
+    /// and lets reading resume; once the client has half-closed, or sent bytes that are not
+    /// HTTP, closes after the last answer (with a 400 for the bad bytes).
     private func answered(context: ChannelHandlerContext, keepAlive: Bool) {
         guard keepAlive && !quiescing else {
             context.close(promise: nil)
@@ -180,10 +206,28 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         while !responding, let part = waiting.popFirst() {
             handle(part, context: context)
         }
-        if !responding && readHeld {
+        guard !responding else { return }
+        if malformedAfterPending {
+            let refusal = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            proxy.metrics.countResponse(status: 400)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        if inputClosed {
+            closeAfterWrites(context: context)
+            return
+        }
+        if readHeld {
             readHeld = false
             context.read()
         }
+    }
+
+    /// Closes once everything written so far is on its way.
+    private func closeAfterWrites(context: ChannelHandlerContext) {
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Connects to the destination of a `CONNECT`, then replaces the HTTP handlers by a tunnel.
@@ -198,9 +242,15 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         responding = true
+        connectingTunnel = true
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         proxy.connectTunnel(to: destination, on: context.eventLoop).whenComplete { result in
             let (handler, context) = loopBound.value
+            handler.connectingTunnel = false
+            guard context.channel.isActive else {
+                if case .success(let upstream) = result { upstream.close(promise: nil) }
+                return
+            }
             switch result {
             case .success(let upstream):
                 handler.becomeTunnel(context: context, upstream: upstream)

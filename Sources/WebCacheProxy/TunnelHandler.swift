@@ -13,6 +13,8 @@ final class TunnelHandler: ChannelDuplexHandler {
     private var partner: TunnelHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
+    /// This side sent its EOF (a half-close, where the channel allows it).
+    private var inputClosed = false
 
     /// Two joined ends: one for the client's channel, one for the destination's.
     static func pair() -> (TunnelHandler, TunnelHandler) {
@@ -47,6 +49,15 @@ final class TunnelHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IdleStateHandler.IdleStateEvent || event is ChannelShouldQuiesceEvent {
             context.close(promise: nil)
+        } else if case ChannelEvent.inputClosed = event {
+            // The client is done sending: pass the half-close on, and end the tunnel once both
+            // directions are done.
+            inputClosed = true
+            if partner?.inputClosed ?? true {
+                context.close(promise: nil)
+            } else {
+                partner?.partnerShutdownOutput()
+            }
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -75,6 +86,12 @@ final class TunnelHandler: ChannelDuplexHandler {
 
     private func partnerFlush() {
         context?.flush()
+    }
+
+    private func partnerShutdownOutput() {
+        guard let context else { return }
+        context.flush()
+        context.close(mode: .output, promise: nil)
     }
 
     private func partnerClose() {

@@ -12,10 +12,11 @@ import Darwin
 public enum RawHTTPClient {
     /// Runs the blocking exchange on its own thread, so that the cooperative thread pool (two
     /// threads on a 2-core machine) stays free for the server under test.
-    public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10) async throws -> String {
+    /// With `halfClose`, the client shuts its sending side after the request, as some clients do.
+    public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10, halfClose: Bool = false) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try blockingExchange(port: port, request, timeout: timeout) })
+                continuation.resume(with: Result { try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose) })
             }
             thread.start()
         }
@@ -39,7 +40,7 @@ public enum RawHTTPClient {
         #endif
     }
 
-    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval) throws -> String {
+    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval, halfClose: Bool) throws -> String {
         let fd = try connected(port: port, timeout: timeout)
         defer { _ = closeDescriptor(fd) }
         let bytes = Array(request.utf8)
@@ -49,6 +50,7 @@ public enum RawHTTPClient {
             guard result > 0 else { throw POSIXError(.EPIPE) }
             sent += result
         }
+        if halfClose { _ = shutdown(fd, Int32(SHUT_WR)) }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {

@@ -75,6 +75,10 @@ struct ProxyStreamingTests {
             #expect(answer.hasPrefix("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200 OK"))
             #expect(answer.hasSuffix("through the tunnel"))
             #expect(!answer.contains("Cache-Status"), "tunnelled bytes are not cached or changed")
+            // A client that half-closes before the tunnel is up is closed at once, not held.
+            let start = ContinuousClock.now
+            _ = try await RawHTTPClient.exchange(port: port, connect + inner, halfClose: true)
+            #expect(ContinuousClock.now - start < .seconds(5))
             let elsewhere = "CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
             let answer1 = try await RawHTTPClient.exchange(port: port, elsewhere)
             #expect(answer1.hasPrefix("HTTP/1.1 403"))

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@Suite("The proxy at the edges of HTTP/1.1 (RFC 9112, RFC 9110)", .serialized)
+struct ProxyEdgeTests {
+    static func withOrigin(_ body: (TestOrigin, Int) async throws -> Void) async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+        origin.route("/b") { _ in .text("second", headers: [("Cache-Control", "max-age=60")]) }
+        origin.route("/upload") { request in .text("got \(request.body.count) bytes") }
+        try await ProxyTests.withProxy(origin) { port, _ in try await body(origin, port) }
+    }
+
+    static func responses(in text: String) -> [String] {
+        text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+    }
+
+    @Test("a request followed by the client's half-close is answered")
+    func halfClose() async throws {
+        try await Self.withOrigin { _, port in
+            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n", halfClose: true)
+            #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix("first"))
+        }
+    }
+
+    @Test("Connection: close followed by a pipelined request: one answer, then the connection closes")
+    func closeThenPipelined() async throws {
+        try await Self.withOrigin { _, port in
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(Self.responses(in: answer) == ["200"])
+            #expect(answer.hasSuffix("first"))
+        }
+    }
+
+    @Test("a valid request followed by garbage: its answer, then 400")
+    func validThenGarbage() async throws {
+        try await Self.withOrigin { _, port in
+            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP AT ALL\r\n\r\n")
+            #expect(Self.responses(in: answer) == ["200", "400"])
+        }
+    }
+
+    @Test(
+        "Host: missing in HTTP/1.1, repeated, or not a valid authority is refused with 400 and never forwarded (RFC 9112 §3.2)",
+        arguments: [
+            "GET /a HTTP/1.1\r\nConnection: close\r\n\r\n", "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: user@x\r\nConnection: close\r\n\r\n", "GET /a HTTP/1.1\r\nHost: x y\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x:port\r\nConnection: close\r\n\r\n",
+        ])
+    func hostRefused(request: String) async throws {
+        try await Self.withOrigin { origin, port in
+            let answer = try await RawHTTPClient.exchange(port: port, request)
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(60))")
+            #expect(origin.count("/a") == 0)
+        }
+    }
+
+    @Test("valid Host forms are accepted", arguments: ["x", "x:8080", "127.0.0.1:80", "[::1]:8080", "xn--bcher-kva.example"])
+    func hostAccepted(host: String) async throws {
+        try await Self.withOrigin { _, port in
+            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200"))
+        }
+        let http10 = try await Self.withOriginAnswer("GET /a HTTP/1.0\r\n\r\n")  // HTTP/1.0 may omit Host
+        #expect(http10.hasPrefix("HTTP/1.1 200") || http10.hasPrefix("HTTP/1.0 200"))
+    }
+
+    static func withOriginAnswer(_ request: String) async throws -> String {
+        var answer = ""
+        try await withOrigin { _, port in answer = try await RawHTTPClient.exchange(port: port, request) }
+        return answer
+    }
+
+    @Test("Expect: 100-continue gets 100 Continue before the final answer")
+    func expectContinue() async throws {
+        try await Self.withOrigin { _, port in
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+            #expect(Self.responses(in: answer) == ["100", "200"])
+            #expect(answer.hasSuffix("got 5 bytes"))
+        }
+    }
+}
