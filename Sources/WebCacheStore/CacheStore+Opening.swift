@@ -9,11 +9,19 @@ import Foundation
 
 extension CacheStore {
     /// Opens the index, migrating it; a file that is not a readable SQLite database is moved
-    /// aside (`index.sqlite.corrupt-<time>`) and replaced by an empty index.
-    static func openIndex(at path: String, logger: Logger) throws -> DatabasePool {
+    /// aside (`index.sqlite.corrupt-<time>`) and replaced by an empty index — but only by a
+    /// process `alone` in the directory: another process may still be writing into that file,
+    /// and what it writes would be lost with the renamed file at its next start.
+    static func openIndex(at path: String, alone: Bool, logger: Logger) throws -> DatabasePool {
         do {
             return try makePool(at: path)
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            guard alone else {
+                throw StoreError(
+                    .databaseFailure,
+                    "the cache index at \(path) is corrupt and another process is using the cache directory; it is left as it is (stop the other processes, then open the cache again to start a new index)",
+                    cause: error)
+            }
             let aside = "\(path).corrupt-\(Int(Date().timeIntervalSince1970))"
             logger.warning("the cache index at \(path) is corrupt (\(error)); moving it to \(aside) and starting empty")
             for suffix in ["", "-wal", "-shm"] {

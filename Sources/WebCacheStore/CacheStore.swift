@@ -73,7 +73,7 @@ public final class CacheStore: Sendable {
         let alone = POSIX.lock(lockFile, exclusive: true, wait: false)
         if !alone { _ = POSIX.lock(lockFile, exclusive: false, wait: true) }
         do {
-            pool = try Self.openIndex(at: "\(directory)/index.sqlite", logger: configuration.logger)
+            pool = try Self.openIndex(at: "\(directory)/index.sqlite", alone: alone, logger: configuration.logger)
             if alone {
                 try Self.sweep(pool: pool, files: files, logger: configuration.logger)
                 _ = POSIX.lock(lockFile, exclusive: false, wait: true)

@@ -102,6 +102,31 @@ struct RecoveryTests {
         }
     }
 
+    @Test("a corrupt index is left alone by a process that is not alone in the directory")
+    func corruptIndexWhileShared() async throws {
+        try await TemporaryDirectory.with { directory in
+            _ = try storeOne(directory)
+            let index = directory.appendingPathComponent("index.sqlite")
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent("index.sqlite-wal"))
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent("index.sqlite-shm"))
+            // Another process holds the directory (its shared lock), as a running proxy does.
+            let other = open(directory.appendingPathComponent("lock").path, O_RDWR | O_CREAT, 0o644)
+            defer { close(other) }
+            #expect(flock(other, LOCK_SH) == 0)
+            try Data(repeating: 0xAB, count: 64 << 10).write(to: index)
+            do {
+                _ = try CacheStore(configuration: .test(directory))
+                Issue.record("a corrupt index was opened while another process uses the directory")
+            } catch let error as StoreError {
+                #expect(error.code == .databaseFailure)
+                #expect(error.description.contains("another process"))
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(!names.contains { $0.hasPrefix("index.sqlite.corrupt-") })
+            #expect(try Data(contentsOf: index) == Data(repeating: 0xAB, count: 64 << 10))
+        }
+    }
+
     @Test("a failing disk abandons the write cleanly; earlier entries stay readable")
     func writeFailure() async throws {
         try await TemporaryDirectory.with { directory in

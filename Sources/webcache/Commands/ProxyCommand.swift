@@ -94,8 +94,8 @@ struct ProxyCommand: AsyncParsableCommand {
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info
             var configuration = HTTPCache.Configuration(
-                store: try cache.storeConfiguration(), rules: rules, policy: try network.applied(to: cache.policy()),
-                logger: CacheOptions.quietLogger)
+                store: try cache.storeConfiguration(logger: CacheOptions.serviceLogger), rules: rules,
+                policy: try network.applied(to: cache.policy()), logger: CacheOptions.serviceLogger)
             let forward = upstream == nil
             configuration.offlinePosture = offlinePosture.flatMap(HTTPCache.OfflinePosture.init(rawValue:)) ?? (forward ? .personal : .shared)
             configuration.networkTimeout = forward ? .seconds(3) : nil

@@ -50,9 +50,17 @@ struct CacheOptions: ParsableArguments {
         return logger
     }
 
-    func storeConfiguration() throws -> CacheStore.Configuration {
+    /// For a long-running command (the proxy): the cache's warnings — a full disk, a corrupt
+    /// body or index — reach standard error, at most 20 a minute.
+    static var serviceLogger: Logger {
+        var logger = Logger(label: "webcache") { RateLimitedLogHandler(label: $0) }
+        logger.logLevel = .warning
+        return logger
+    }
+
+    func storeConfiguration(logger: Logger = Self.quietLogger) throws -> CacheStore.Configuration {
         var configuration = CacheStore.Configuration(directory: directory)
-        configuration.logger = Self.quietLogger
+        configuration.logger = logger
         try storage().apply(to: &configuration)
         return configuration
     }
