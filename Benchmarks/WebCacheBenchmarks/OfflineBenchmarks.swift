@@ -27,6 +27,8 @@ struct OfflineBenchmarks {
     struct Setup {
         var directory: URL
         var url: URL
+        /// The blackholed origin, when there is one: stop it to end the exchanges still waiting.
+        var silent: SilentOrigin? = nil
     }
 
     func prepare(blackholed: Bool) async throws -> (Setup, SilentOrigin?) {
@@ -48,7 +50,7 @@ struct OfflineBenchmarks {
         var stored = entry.stored
         stored.request = HTTPRequest(method: .get, url: silent.url("/page"))
         _ = try cache.store.store(NewEntry(stored: stored), body: try cache.store.readBody(entry))
-        return (Setup(directory: directory, url: silent.url("/page")), silent)
+        return (Setup(directory: directory, url: silent.url("/page"), silent: silent), silent)
     }
 
     func run() async throws -> [Measurement] {
@@ -70,29 +72,45 @@ struct OfflineBenchmarks {
         blackholed ? "network timeout \(Self.networkTimeout)" : "port closed"
     }
 
-    /// First and following requests through `HTTPCache`.
-    private func engine(blackholed: Bool) async throws -> [Measurement] {
+    /// Runs `sitting` on a new setup ``samples`` times; each returns the first request's time
+    /// and the following ones'. Medians as two rows named `front door: first …`, `… following …`.
+    private func measure(
+        _ frontDoor: String, unit: String, blackholed: Bool, note extra: String = "",
+        _ sitting: (Setup) async throws -> (first: Double, following: [Double])
+    ) async throws -> [Measurement] {
         var firsts: [Double] = []
         var following: [Double] = []
         for _ in 0..<Self.samples {
             let (setup, silent) = try await prepare(blackholed: blackholed)
             defer { try? FileManager.default.removeItem(at: setup.directory) }
+            let (first, rest) = try await sitting(setup)
+            firsts.append(first)
+            following += rest
+            try await silent?.stop()
+        }
+        let group = "offline answer, origin \(blackholed ? "blackholed" : "refusing")"
+        return [
+            Measurement(group: group, name: "\(frontDoor): first \(unit)", webCache: Self.median(firsts), note: note(blackholed) + extra),
+            Measurement(group: group, name: "\(frontDoor): following \(unit)s", webCache: Self.median(following), note: note(blackholed) + extra),
+        ]
+    }
+
+    /// First and following requests through `HTTPCache`.
+    private func engine(blackholed: Bool) async throws -> [Measurement] {
+        try await measure("engine", unit: "request", blackholed: blackholed) { setup in
             let network = AsyncHTTPClientOrigin()
             var configuration = HTTPCache.Configuration(directory: setup.directory)
             configuration.networkTimeout = Self.networkTimeout
             let cache = try HTTPCache(configuration: configuration, origin: network)
             let request = HTTPRequest(method: .get, url: setup.url)
-            firsts.append(try await Self.time { _ = try await cache.response(for: request) })
+            let first = try await Self.time { _ = try await cache.response(for: request) }
+            var following: [Double] = []
             for _ in 0..<20 { following.append(try await Self.time { _ = try await cache.response(for: request) }) }
-            try await silent?.stop()
-            await cache.waitForBackgroundWork()
+            try await setup.silent?.stop()
+            await cache.waitForBackgroundWork(upTo: .seconds(5))
             try await network.shutdown()
+            return (first, following)
         }
-        let kind = blackholed ? "blackholed" : "refusing"
-        return [
-            Measurement(group: "offline answer, origin \(kind)", name: "engine: first request", webCache: Self.median(firsts), note: note(blackholed)),
-            Measurement(group: "offline answer, origin \(kind)", name: "engine: following requests", webCache: Self.median(following), note: note(blackholed)),
-        ]
     }
 
     /// `webcache get` as a process: the first run knows nothing of the origin; the following
@@ -103,31 +121,18 @@ struct OfflineBenchmarks {
             log("offline: no webcache executable beside webcache-bench; build it (swift build -c release) to measure the command line")
             return []
         }
-        var firsts: [Double] = []
-        var following: [Double] = []
-        for _ in 0..<Self.samples {
-            let (setup, silent) = try await prepare(blackholed: blackholed)
-            defer { try? FileManager.default.removeItem(at: setup.directory) }
-            let arguments = ["get", setup.url.absoluteString, "--cache-dir", setup.directory.path, "--network-timeout", String(Double(Self.networkTimeout.components.attoseconds) / 1e18 + Double(Self.networkTimeout.components.seconds))]
-            firsts.append(try Self.timeToFirstByte(executable, arguments))
-            for _ in 0..<3 { following.append(try Self.timeToFirstByte(executable, arguments)) }
-            try await silent?.stop()
+        let timeout = String(Double(Self.networkTimeout.components.seconds) + Double(Self.networkTimeout.components.attoseconds) / 1e18)
+        return try await measure("webcache get", unit: "run", blackholed: blackholed, note: "; process start included") { setup in
+            let arguments = ["get", setup.url.absoluteString, "--cache-dir", setup.directory.path, "--network-timeout", timeout]
+            let first = try Self.timeToFirstByte(executable, arguments)
+            return (first, try (0..<3).map { _ in try Self.timeToFirstByte(executable, arguments) })
         }
-        let kind = blackholed ? "blackholed" : "refusing"
-        return [
-            Measurement(group: "offline answer, origin \(kind)", name: "webcache get: first run", webCache: Self.median(firsts), note: note(blackholed) + "; process start included"),
-            Measurement(group: "offline answer, origin \(kind)", name: "webcache get: following runs", webCache: Self.median(following), note: note(blackholed) + "; process start included"),
-        ]
     }
 
     /// A forward proxy (personal posture) on loopback, each request on a new connection
     /// (loopback connect and thread hand-off included: tens of microseconds).
     private func proxy(blackholed: Bool) async throws -> [Measurement] {
-        var firsts: [Double] = []
-        var following: [Double] = []
-        for _ in 0..<Self.samples {
-            let (setup, silent) = try await prepare(blackholed: blackholed)
-            defer { try? FileManager.default.removeItem(at: setup.directory) }
+        try await measure("proxy", unit: "request", blackholed: blackholed) { setup in
             let network = AsyncHTTPClientOrigin()
             var configuration = HTTPCache.Configuration(directory: setup.directory, rules: .shared)
             configuration.offlinePosture = .personal
@@ -146,19 +151,16 @@ struct OfflineBenchmarks {
                 let answer = try await RawHTTPClient.exchange(port: proxyPort, request)
                 guard answer.hasPrefix("HTTP/1.1 200") else { throw BenchFailure("the proxy answered \(answer.prefix(40))") }
             }
-            firsts.append(try await Self.time { try await get() })
+            let first = try await Self.time { try await get() }
+            var following: [Double] = []
             for _ in 0..<20 { following.append(try await Self.time { try await get() }) }
-            try await silent?.stop()
+            try await setup.silent?.stop()
             serving.cancel()
             _ = await serving.result
-            await cache.waitForBackgroundWork()
+            await cache.waitForBackgroundWork(upTo: .seconds(5))
             try await network.shutdown()
+            return (first, following)
         }
-        let kind = blackholed ? "blackholed" : "refusing"
-        return [
-            Measurement(group: "offline answer, origin \(kind)", name: "proxy: first request", webCache: Self.median(firsts), note: note(blackholed)),
-            Measurement(group: "offline answer, origin \(kind)", name: "proxy: following requests", webCache: Self.median(following), note: note(blackholed)),
-        ]
     }
 
     /// How long URLSession takes to fail on a closed port.

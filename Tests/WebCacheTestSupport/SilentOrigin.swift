@@ -4,52 +4,32 @@ import NIOPosix
 
 /// A server on 127.0.0.1 that accepts connections and never answers, as a captive portal or a
 /// dead link looks to a client: connecting works, then nothing. Stop it with ``stop()``.
-public final class SilentOrigin: @unchecked Sendable {
-    private let lock = NSLock()
-    private var channel: (any Channel)?
-    private var connections: [ObjectIdentifier: any Channel] = [:]
-    private var accepted = 0
-
-    /// The port, once started.
-    public private(set) var port = 0
+public final class SilentOrigin: Sendable {
+    private let channels = ServedChannels()
 
     /// Creates a stopped server.
     public init() {}
 
+    /// The port, once started.
+    public var port: Int { channels.port }
+
     /// Connections accepted so far.
-    public var connectionsAccepted: Int { lock.withLock { accepted } }
+    public var connectionsAccepted: Int { channels.accepted }
 
     /// Starts listening on a free port.
     public func start() async throws {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { [self] channel in
-                let id = ObjectIdentifier(channel)
-                lock.withLock {
-                    accepted += 1
-                    connections[id] = channel
-                }
-                channel.closeFuture.whenComplete { [self] _ in _ = lock.withLock { connections.removeValue(forKey: id) } }
+            .childChannelInitializer { [channels] channel in
+                channels.track(channel)
                 return channel.eventLoop.makeSucceededVoidFuture()
             }
-        let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        lock.withLock {
-            self.channel = channel
-            port = channel.localAddress?.port ?? 0
-        }
+        channels.listen(on: try await bootstrap.bind(host: "127.0.0.1", port: 0).get())
     }
 
     /// Stops listening and closes every connection.
     public func stop() async throws {
-        let (channel, open) = lock.withLock { () -> ((any Channel)?, [any Channel]) in
-            defer {
-                self.channel = nil
-                connections.removeAll()
-            }
-            return (self.channel, Array(connections.values))
-        }
-        try await channel?.close()
-        for connection in open { try? await connection.close() }
+        try await channels.closeAll()
     }
 
     /// The absolute URL of `path` on this server.

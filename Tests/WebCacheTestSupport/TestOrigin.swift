@@ -66,8 +66,7 @@ public final class TestOrigin: @unchecked Sendable {
     private let lock = NSLock()
     private var routes: [String: Handler] = [:]
     private var received: [Request] = []
-    private var channel: (any Channel)?
-    private var connections: [ObjectIdentifier: any Channel] = [:]
+    private let channels = ServedChannels()
 
     /// The port, once started.
     public private(set) var port = 0
@@ -81,32 +80,20 @@ public final class TestOrigin: @unchecked Sendable {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
-                let id = ObjectIdentifier(channel)
-                lock.withLock { connections[id] = channel }
-                channel.closeFuture.whenComplete { [self] _ in _ = lock.withLock { connections.removeValue(forKey: id) } }
+                channels.track(channel)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: self))
                 }
             }
         let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        lock.withLock {
-            self.channel = channel
-            self.port = channel.localAddress?.port ?? 0
-        }
+        channels.listen(on: channel)
+        lock.withLock { self.port = channel.localAddress?.port ?? 0 }
     }
 
     /// Stops listening and drops every open connection, as an origin that goes away would.
     public func stop() async throws {
-        let (channel, open) = lock.withLock { () -> ((any Channel)?, [any Channel]) in
-            defer {
-                self.channel = nil
-                connections.removeAll()
-            }
-            return (self.channel, Array(connections.values))
-        }
-        try await channel?.close()
-        for connection in open { try? await connection.close() }
+        try await channels.closeAll()
     }
 
     /// The absolute URL of `path` on this origin.
