@@ -41,6 +41,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var inputClosed = false
     /// A `CONNECT` destination is being connected.
     private var connectingTunnel = false
+    /// Writes of an answer on a task (a streamed body) that the socket has not taken yet.
+    private var writesOutstanding = 0
     /// Bytes that are not HTTP came after requests still being answered: a 400 follows them.
     private var malformedAfterPending = false
 
@@ -93,6 +95,18 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard responding else {
+            context.write(data, promise: promise)
+            return
+        }
+        writesOutstanding += 1
+        let written = promise ?? context.eventLoop.makePromise()
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in loopBound.value.writesOutstanding -= 1 }
+        context.write(data, promise: written)
+    }
+
     func read(context: ChannelHandlerContext) {
         if responding { readHeld = true } else { context.read() }
     }
@@ -100,7 +114,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is IdleStateHandler.IdleStateEvent:
-            if !responding { context.close(promise: nil) }
+            // Quiet for the idle timeout: between requests, or with an answer the client has
+            // stopped reading (a write timeout: its memory and connection are let go; the fetch
+            // that fills the store goes on). Waiting for a slow origin is not quiet.
+            if !responding || writesOutstanding > 0 { context.close(promise: nil) }
         case is ChannelShouldQuiesceEvent:
             quiescing = true
             if !responding && head == nil { context.close(promise: nil) }

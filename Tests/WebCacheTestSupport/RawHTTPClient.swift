@@ -27,6 +27,28 @@ public enum RawHTTPClient {
         try connected(port: port, timeout: 10)
     }
 
+    /// Sends `request` and returns the connection without reading anything, as a client that
+    /// stopped reading; close it with ``close(_:)``.
+    public static func sendWithoutReading(port: Int, _ request: String) throws -> Int32 {
+        let fd = try connected(port: port, timeout: 10)
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        return fd
+    }
+
+    /// Reads and discards what `connection` has, waiting at most `timeout` seconds for more;
+    /// returns whether the other side closed it (`false` when it is still open).
+    public static func drainsToClose(_ connection: Int32, timeout: Int) -> Bool {
+        var time = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(connection, &buffer, buffer.count, 0)
+            if count == 0 { return true }
+            if count < 0 { return errno == ECONNRESET }
+        }
+    }
+
     /// Closes a connection from ``openIdleConnection(port:)``.
     public static func close(_ connection: Int32) {
         _ = closeDescriptor(connection)

@@ -28,11 +28,12 @@ struct CollapsingTests {
                     let colon = line.firstIndex(of: ":")!
                     return (String(line[..<colon]), String(line[line.index(colon, offsetBy: 2)...]))
                 })
-                response.delay = .milliseconds(300)
+                response.delay = .milliseconds(500)
                 return response
             }
             let first = Task { try await h.get("/r", ["User-Agent: first"]) }
-            try await Task.sleep(for: .milliseconds(100))  // the second arrives while the first is out
+            // The second is sent once the origin has the first, while its answer is held back.
+            for _ in 0..<200 where h.origin.count("/r") == 0 { try await Task.sleep(for: .milliseconds(5)) }
             let second = try await h.get("/r", ["User-Agent: \(fields.contains("Vary: User-Agent") ? "second" : "first")"])
             let firstAnswer = try await first.value
             #expect(firstAnswer.text == "answer 1")

@@ -22,7 +22,7 @@ struct EngineHarness {
     let directory: URL
 
     static func run(
-        rules: CacheRules = .private, policy: CachePolicy = .init(),
+        rules: CacheRules = .private, policy: CachePolicy = .init(), connectTimeout: Duration = .seconds(2),
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (EngineHarness) async throws -> Void
     ) async throws {
@@ -30,7 +30,7 @@ struct EngineHarness {
         try await origin.start()
         let directory = try TemporaryDirectory()
         let clock = ManualClock()
-        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(2), timeout: .seconds(10))
+        let network = AsyncHTTPClientOrigin(connectTimeout: connectTimeout, timeout: .seconds(10))
         var configuration = HTTPCache.Configuration(
             store: CacheStore.Configuration(directory: directory.url), rules: rules, policy: policy, now: { clock.now })
         adjust(&configuration)

@@ -7,9 +7,10 @@ import WebCacheStore
 import WebCacheTestSupport
 
 /// Offline for real: origins that refuse, that never answer, that stop half-way, and names that
-/// do not resolve, with real connections. The time bounds checked here are ten times looser
-/// than the targets (the benchmark measures them); they catch a retry loop or an unbounded wait,
-/// which take seconds.
+/// do not resolve, with real connections. The time bounds checked here are far looser than the
+/// targets (the benchmark measures those), so that a loaded machine passes; each sits well below
+/// what the failure it catches would take (a connect retry loop of 10 s, an origin that answers
+/// after 3 s).
 @Suite("Offline through every front door: refused, silent, half-answered and unresolvable origins", .serialized)
 struct OfflineTests {
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
@@ -21,7 +22,7 @@ struct OfflineTests {
 
     @Test("a refused connection is known at once: the stale copy comes back without a retry loop")
     func refusedAtOnce() async throws {
-        try await EngineHarness.run { h in
+        try await EngineHarness.run(connectTimeout: .seconds(10)) { h in
             h.origin.route("/s") { _ in .text("stored", headers: [("Cache-Control", "max-age=1")]) }
             _ = try await h.get("/s")
             try await h.origin.stop()
@@ -30,7 +31,7 @@ struct OfflineTests {
             let elapsed = try await Self.seconds { response = try await h.get("/s") }
             #expect(response?.text == "stored")
             #expect(response?.statusLine.contains("detail=offline") == true)
-            #expect(elapsed < 0.5, "the refused connection took \(elapsed) s to be known")
+            #expect(elapsed < 3, "the refused connection took \(elapsed) s to be known")
             let status = try #require(h.cache.unreachableOrigins.first)
             #expect(status.origin == "http://127.0.0.1:\(h.origin.port)")
             #expect(status.lastError.contains("refused"))
@@ -63,7 +64,7 @@ struct OfflineTests {
             for path in ["/page", "/style.css"] {
                 h.origin.route(path) { _ in
                     var response = TestOrigin.Response.text("\(path) version \(version.withLock { $0 })", headers: [("Cache-Control", "no-cache")])
-                    if slow.withLock({ $0 }) { response.delay = .milliseconds(1500) }
+                    if slow.withLock({ $0 }) { response.delay = .seconds(3) }
                     return response
                 }
                 _ = try await h.get(path)
@@ -74,13 +75,13 @@ struct OfflineTests {
             let elapsed = try await Self.seconds { answer = try await h.get("/page") }
             #expect(answer?.text == "/page version 1")
             #expect(answer?.statusLine.contains("detail=network-timeout") == true)
-            #expect(elapsed < 1.4, "served after \(elapsed) s")
+            #expect(elapsed < 2.5, "served after \(elapsed) s")
             #expect(h.cache.unreachableOrigins.isEmpty, "a slow origin is not an unreachable one")
             // While that exchange is out, the origin's other stored responses do not wait.
             var other: CacheResponse?
             let otherElapsed = try await Self.seconds { other = try await h.get("/style.css") }
             #expect(other?.text == "/style.css version 1" && other?.statusLine.contains("detail=network-timeout") == true)
-            #expect(otherElapsed < 0.4, "the second request waited \(otherElapsed) s")
+            #expect(otherElapsed < 1.5, "the second request waited \(otherElapsed) s")
             #expect(h.origin.count("/style.css") == 1)
             #expect(h.cache.counters.networkTimeouts == 2)
             // The exchange went on and refreshed the store.
@@ -113,7 +114,7 @@ struct OfflineTests {
             let elapsed = try await Self.seconds { answer = try await h.cache.response(for: HTTPRequest(method: .get, url: silent.url("/page"))) }
             #expect(answer?.text == "kept")
             #expect(answer?.statusLine.contains("detail=network-timeout") == true)
-            #expect(elapsed < 1.5)
+            #expect(elapsed < 3)
             #expect(silent.connectionsAccepted >= 1)
             try await silent.stop()  // ends the exchange still waiting in the background
         }
@@ -127,7 +128,7 @@ struct OfflineTests {
                 var response = TestOrigin.Response.text(String(repeating: "x", count: 4000), headers: [("Cache-Control", "max-age=1")])
                 if hang.withLock({ $0 }) {
                     response.pauseAfter = 100
-                    response.pause = .milliseconds(1200)
+                    response.pause = .seconds(4)
                 }
                 return response
             }
@@ -138,7 +139,7 @@ struct OfflineTests {
             let elapsed = try await Self.seconds { answer = try await h.get("/doc") }
             #expect(answer?.body.count == 4000)
             #expect(answer?.statusLine.contains("detail=network-timeout") == true)
-            #expect(elapsed < 2)
+            #expect(elapsed < 3)
         }
     }
 

@@ -85,4 +85,25 @@ struct ProxyEdgeTests {
             #expect(answer.hasSuffix("got 5 bytes"))
         }
     }
+
+    @Test("a client that stops reading a large miss is let go after the idle timeout; the store is still filled")
+    func clientStopsReading() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        let big = Data(repeating: 0x61, count: 8 << 20)
+        origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: big) }
+        try await ProxyTests.withProxy(origin, configure: { $0.idleTimeout = .seconds(1) }) { port, _ in
+            let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+            defer { RawHTTPClient.close(connection) }
+            try await Task.sleep(for: .milliseconds(2500))
+            // Asked on a connection of its own, which is then the only one open.
+            let metrics = try await RawHTTPClient.exchange(port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(metrics.contains("webcache_proxy_connections_open 1.0"), "the proxy still holds the connection of a client that stopped reading")
+            #expect(RawHTTPClient.drainsToClose(connection, timeout: 3))
+            let again = try await RawHTTPClient.exchange(port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(again.contains("Cache-Status: WebCache; hit"))
+            #expect(origin.count("/big") == 1)
+        }
+    }
 }

@@ -24,14 +24,16 @@ struct ProxyOfflineTests {
     func forwardOffline() async throws {
         let origin = TestOrigin()
         try await origin.start()
-        try await ProxyTests.withProxy(origin, reverse: false, allowed: ["127.0.0.1"], adjust: { $0.offlinePosture = .personal }) { port, _ in
+        try await ProxyTests.withProxy(
+            origin, reverse: false, allowed: ["127.0.0.1"], connectTimeout: .seconds(10), adjust: { $0.offlinePosture = .personal }
+        ) { port, _ in
             let (page, script) = try await Self.storeThenStop(origin, port: port, forward: true)
             let start = ContinuousClock.now
             let first = try await RawHTTPClient.exchange(port: port, page)
             let elapsed = ContinuousClock.now - start
             #expect(first.hasPrefix("HTTP/1.1 200") && first.hasSuffix("<p>page</p>"))
             #expect(first.contains("detail=offline"))
-            #expect(elapsed < .milliseconds(500), "the offline answer took \(elapsed)")
+            #expect(elapsed < .seconds(3), "the offline answer took \(elapsed)")
             let js = try await RawHTTPClient.exchange(port: port, script)
             #expect(js.hasPrefix("HTTP/1.1 200") && js.hasSuffix("js"))
             let again = try await RawHTTPClient.exchange(port: port, page)
@@ -46,12 +48,12 @@ struct ProxyOfflineTests {
     func reverseOffline() async throws {
         let origin = TestOrigin()
         try await origin.start()
-        try await ProxyTests.withProxy(origin, reverse: true) { port, _ in
+        try await ProxyTests.withProxy(origin, reverse: true, connectTimeout: .seconds(10)) { port, _ in
             let (page, script) = try await Self.storeThenStop(origin, port: port, forward: false)
             let start = ContinuousClock.now
             let refused = try await RawHTTPClient.exchange(port: port, page)
             #expect(refused.hasPrefix("HTTP/1.1 504"))
-            #expect(ContinuousClock.now - start < .milliseconds(500))
+            #expect(ContinuousClock.now - start < .seconds(3))
             #expect(try await RawHTTPClient.exchange(port: port, script).hasPrefix("HTTP/1.1 504"))
         }
     }
@@ -63,7 +65,7 @@ struct ProxyOfflineTests {
         let hold = Locked(false)
         origin.route("/slow") { _ in
             var response = TestOrigin.Response.text("slow page", headers: [("Cache-Control", "no-cache"), ("ETag", "\"s\"")])
-            if hold.withLock({ $0 }) { response.delay = .seconds(2) }
+            if hold.withLock({ $0 }) { response.delay = .seconds(4) }
             return response
         }
         defer { Task { try? await origin.stop() } }
@@ -77,7 +79,7 @@ struct ProxyOfflineTests {
             let start = ContinuousClock.now
             let late = try await RawHTTPClient.exchange(port: port, request)
             #expect(late.hasPrefix("HTTP/1.1 200") && late.contains("detail=network-timeout") && late.hasSuffix("slow page"))
-            #expect(ContinuousClock.now - start < .milliseconds(1500))
+            #expect(ContinuousClock.now - start < .milliseconds(2500))
         }
     }
 }

@@ -13,7 +13,7 @@ import WebCacheTestSupport
 struct ProxyTests {
     /// Runs a proxy over a shared cache in front of `origin`; tears everything down afterwards.
     static func withProxy(
-        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil,
+        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil, connectTimeout: Duration = .seconds(1),
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
@@ -22,7 +22,7 @@ struct ProxyTests {
         defer { temporary.remove() }
         let directory = cacheDirectory ?? temporary.url
         // AsyncHTTPClient retries refused connections until the deadline: keep it short.
-        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(3))
+        let network = AsyncHTTPClientOrigin(connectTimeout: connectTimeout, timeout: .seconds(3))
         var cacheConfiguration = HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory), rules: .shared)
         adjust(&cacheConfiguration)
         let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)
