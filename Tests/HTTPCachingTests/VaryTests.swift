@@ -37,7 +37,9 @@ struct VaryTests {
         let presented: [String]
         let matches: Bool
         let rule: String
-        var testDescription: String { "Vary: \(vary) \(stored) vs \(presented) (\(rule))" }
+        /// More fields of the stored response (`Content-Language`).
+        var response: [String] = []
+        var testDescription: String { "Vary: \(vary) \(response) \(stored) vs \(presented) (\(rule))" }
     }
 
     @Test(arguments: [
@@ -56,10 +58,28 @@ struct VaryTests {
         MatchRow(vary: "Accept-Language", stored: ["Accept-Language: en, de"], presented: ["Accept-Language: eN, De"], matches: true, rule: "Accept-* compared without case"),
         MatchRow(vary: "Accept-Language", stored: ["Accept-Language: en, de"], presented: ["Accept-Language:  en ,   de"], matches: true, rule: "Accept-* whitespace"),
         MatchRow(vary: "Foo", stored: ["Foo: "], presented: [], matches: false, rule: "empty differs from absent"),
+        MatchRow(vary: "Accept-Language", stored: ["Accept-Language: en, de"], presented: ["Accept-Language: de, en"], matches: true, rule: "languages of equal weight in any order"),
+        MatchRow(vary: "Accept-Language", stored: ["Accept-Language: en;q=0.5, de"], presented: ["Accept-Language: de, en;q=0.50"], matches: true, rule: "ordered by weight"),
+        MatchRow(vary: "Accept-Language", stored: ["Accept-Language: en, de;q=0.5"], presented: ["Accept-Language: de, en;q=0.5"], matches: false, rule: "different preferences"),
+        MatchRow(
+            vary: "Accept-Language", stored: ["Accept-Language: en, de"], presented: ["Accept-Language: fr;q=0.5, de;q=1.0"], matches: true,
+            rule: "Content-Language is the new request's first choice", response: ["Content-Language: de"]),
+        MatchRow(
+            vary: "Accept-Language", stored: ["Accept-Language: de"], presented: ["Accept-Language: de"], matches: true,
+            rule: "the same request still matches", response: ["Content-Language: de"]),
+        MatchRow(
+            vary: "Accept-Language", stored: ["Accept-Language: en, de"], presented: ["Accept-Language: fr, de;q=0.9"], matches: false,
+            rule: "Content-Language is not the first choice", response: ["Content-Language: de"]),
+        MatchRow(
+            vary: "Accept-Language", stored: ["Accept-Language: en"], presented: ["Accept-Language: de"], matches: true,
+            rule: "a language range covers its subtags", response: ["Content-Language: de-DE"]),
+        MatchRow(
+            vary: "Accept-Language, Foo", stored: ["Accept-Language: en", "Foo: 1"], presented: ["Accept-Language: de", "Foo: 2"], matches: false,
+            rule: "the other fields must still match", response: ["Content-Language: de"]),
     ])
     func matching(_ row: MatchRow) {
         let rules = CacheRules.private
-        let stored = Fixtures.stored(["Vary: \(row.vary)", "Cache-Control: max-age=60"], request: row.stored)
+        let stored = Fixtures.stored(["Vary: \(row.vary)", "Cache-Control: max-age=60"] + row.response, request: row.stored)
         #expect(rules.variantMatches(stored, request: Fixtures.request(.get, "https://example.com/resource", row.presented)) == row.matches)
     }
 

@@ -27,6 +27,9 @@ public struct StoredFacts: Sendable, Hashable {
     public var vary: VarySpecifier
     /// The secondary key of the stored request (empty when the response names no fields).
     public var storedVaryKey: VaryKey
+    /// The response's `Content-Language`, which can select it for a request whose
+    /// `Accept-Language` differs from the stored request's.
+    public var contentLanguage: String?
 
     /// The age at `now` in whole seconds.
     public func age(at now: Date) -> Int {
@@ -45,7 +48,7 @@ public struct StoredFacts: Sendable, Hashable {
 
     /// Whether the stored response may answer a request with these header fields (RFC 9111 §4.1).
     public func variantMatches(_ request: HTTPRequest) -> Bool {
-        CacheRules.variantMatches(vary, storedKey: storedVaryKey, request: request)
+        CacheRules.variantMatches(vary, storedKey: storedVaryKey, request: request, contentLanguage: contentLanguage)
     }
 }
 
@@ -59,6 +62,7 @@ extension CacheRules {
             correctedInitialAge: age(of: stored, now: stored.responseTime).correctedInitialAge,
             responseTime: stored.responseTime,
             vary: vary,
-            storedVaryKey: VaryKey(vary, request: stored.request.headerFields))
+            storedVaryKey: VaryKey(vary, request: stored.request.headerFields),
+            contentLanguage: stored.response.headerFields[.contentLanguage])
     }
 }

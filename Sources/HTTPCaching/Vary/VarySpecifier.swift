@@ -38,8 +38,10 @@ public enum VarySpecifier: Sendable, Hashable {
 /// on (RFC 9111 §4.1). Two requests select the same variant when their keys are equal.
 ///
 /// Normalisation: all lines of a field are combined, list members are trimmed and re-joined with
-/// `,`, and for the content-negotiation fields (`Accept*`), compared without regard to case.
-/// A field that is absent differs from a field that is present but empty.
+/// `,`, and for the content-negotiation fields (`Accept*`), compared without regard to case;
+/// `Accept-Language` members are also put in order of preference (by `q`, then alphabetically),
+/// since languages of equal weight are listed in no meaningful order. A field that is absent
+/// differs from a field that is present but empty.
 public struct VaryKey: Sendable, Hashable, CustomStringConvertible {
     /// The key as text, one `name: value` line per field; empty when the response does not vary.
     public var text: String
@@ -59,11 +61,14 @@ public struct VaryKey: Sendable, Hashable, CustomStringConvertible {
     static func normalizedValue(of name: HTTPField.Name, in fields: HTTPFields) -> String? {
         let values = fields[values: name]
         guard !values.isEmpty else { return nil }
-        let joined = values.joined(separator: ",")
+        let members = values.joined(separator: ",")
             .split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingHTTPWhitespace() }
             .filter { !$0.isEmpty }
-            .joined(separator: ",")
+        if name == .acceptLanguage {
+            return LanguagePreference.parse(members).map(\.normalized).joined(separator: ",")
+        }
+        let joined = members.joined(separator: ",")
         return caseInsensitiveFields.contains(name) ? joined.lowercased() : joined
     }
 }

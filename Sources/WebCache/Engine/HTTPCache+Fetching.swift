@@ -163,7 +163,7 @@ extension HTTPCache {
     /// An unsafe method: forwarded with its body, never answered from cache, and on success it
     /// invalidates the URIs RFC 9111 §4.4 names.
     func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL) async throws -> CacheResponse {
-        let (response, _, _) = try await exchangeReportingErrors(request, body: body, url: url)
+        let (response, requestTime, responseTime) = try await exchangeReportingErrors(request, body: body, url: url)
         for target in configuration.rules.invalidations(for: request, response: response.head) {
             do {
                 try store.remove(url: target)
@@ -171,8 +171,30 @@ extension HTTPCache {
                 logger.warning("could not invalidate \(target.absoluteString): \(error)")
             }
         }
-        let status = CacheStatus(cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
+        var status = CacheStatus(cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
+        if request.method == .post {
+            status.stored = storePostResponse(request, response: response, requestTime: requestTime, responseTime: responseTime)
+        }
         return originResponse(response, request: request, url: url, status: status)
+    }
+
+    /// RFC 9110 §9.3.3: a POST response with explicit freshness and a `Content-Location` equal
+    /// to its target may answer later GET and HEAD requests for that URI; it is stored (after
+    /// the invalidation the POST caused) as the GET representation.
+    private func storePostResponse(_ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date) -> Bool {
+        guard var entry = entryToStore(request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+        else { return false }
+        var asGet = request
+        asGet.method = .get
+        asGet.headerFields[.contentType] = nil
+        asGet.headerFields[.contentLength] = nil
+        entry.stored.request = asGet
+        do {
+            return try store.store(entry, body: response.body) != nil
+        } catch {
+            logger.warning("could not store the POST response for \(request.url?.absoluteString ?? "?"): \(error)")
+            return false
+        }
     }
 
     private func exchangeReportingErrors(_ request: HTTPRequest, body: Data?, url: URL) async throws -> (OriginResponse, Date, Date) {
