@@ -25,6 +25,9 @@ public struct ProxyConfiguration: Sendable {
     /// How long a connection may stay quiet (no request, no bytes through a tunnel) before it is
     /// closed.
     public var idleTimeout: Duration
+    /// How long a request head may take to arrive once its first bytes have: a client that
+    /// trickles its head (slowloris) gets 408 and is closed.
+    public var requestHeadTimeout: Duration = .seconds(20)
     /// How long to wait for a `CONNECT` destination to accept the connection.
     public var connectTimeout: Duration
     /// The most connections open at once; more are answered 503 and closed.

@@ -43,6 +43,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var connectingTunnel = false
     /// Writes of an answer on a task (a streamed body) that the socket has not taken yet.
     private var writesOutstanding = 0
+    /// Whether the current read gave the decoder a whole part; a read that did not left part
+    /// of a request head waiting.
+    private var readGaveParts = false
+    /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
+    private var headDeadline: Scheduled<Void>?
     /// Bytes that are not HTTP came after requests still being answered: a 400 follows them.
     private var malformedAfterPending = false
 
@@ -53,6 +58,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
+        readGaveParts = true
+        if case .head = part {
+            headDeadline?.cancel()
+            headDeadline = nil
+        }
         if responding || !waiting.isEmpty {
             waiting.append(part)
         } else {
@@ -105,6 +115,40 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         written.futureResult.whenComplete { _ in loopBound.value.writesOutstanding -= 1 }
         context.write(data, promise: written)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Bytes came and no part of a request: a head is arriving. It has a time limit from now
+        // (the idle timeout restarts with every byte, so it cannot stop a trickle).
+        if !readGaveParts && !responding && head == nil && headDeadline == nil {
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            headDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)) {
+                let (handler, context) = loopBound.value
+                handler.headDeadline = nil
+                handler.headTimedOut(context: context)
+            }
+        }
+        readGaveParts = false
+        context.fireChannelReadComplete()
+    }
+
+    private func headTimedOut(context: ChannelHandlerContext) {
+        guard head == nil, !responding else { return }
+        proxy.metrics.countResponse(status: 408)
+        let refusal = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        headDeadline?.cancel()
+        headDeadline = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        headDeadline?.cancel()
+        headDeadline = nil
     }
 
     func read(context: ChannelHandlerContext) {

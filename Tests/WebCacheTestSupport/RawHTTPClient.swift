@@ -36,6 +36,32 @@ public enum RawHTTPClient {
         return fd
     }
 
+    /// Sends more bytes on a connection from ``sendWithoutReading(port:_:)``.
+    public static func sendMore(_ connection: Int32, _ text: String) {
+        #if canImport(Glibc)
+        let flags = Int32(MSG_NOSIGNAL)
+        #else
+        let flags: Int32 = 0
+        #endif
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
+    }
+
+    /// Everything the other side sends until it closes `connection`; `nil` when it is still
+    /// open after `timeout` seconds of silence.
+    public static func receiveUntilClosed(_ connection: Int32, timeout: Int) -> String? {
+        var time = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(connection, &buffer, buffer.count, 0)
+            if count == 0 { return String(decoding: received, as: UTF8.self) }
+            if count < 0 { return errno == ECONNRESET ? String(decoding: received, as: UTF8.self) : nil }
+            received.append(buffer, count: count)
+        }
+    }
+
     /// Reads and discards what `connection` has, waiting at most `timeout` seconds for more;
     /// returns whether the other side closed it (`false` when it is still open).
     public static func drainsToClose(_ connection: Int32, timeout: Int) -> Bool {

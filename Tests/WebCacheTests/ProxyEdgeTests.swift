@@ -106,4 +106,30 @@ struct ProxyEdgeTests {
             #expect(origin.count("/big") == 1)
         }
     }
+
+    @Test("a request head trickled byte by byte gets 408 and the connection closes at the head timeout, though each byte resets the idle timeout")
+    func slowHead() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        origin.route("/a") { _ in .text("first") }
+        try await ProxyTests.withProxy(origin, configure: { $0.requestHeadTimeout = .seconds(1) }) { port, _ in
+            let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHo")
+            defer { RawHTTPClient.close(connection) }
+            for byte in "st: x\r\nX-Slow: yes".map(String.init).prefix(10) {
+                try await Task.sleep(for: .milliseconds(250))
+                RawHTTPClient.sendMore(connection, byte)
+            }
+            let answer = RawHTTPClient.receiveUntilClosed(connection, timeout: 3)
+            #expect(answer?.hasPrefix("HTTP/1.1 408") == true, "\(answer ?? "still open")")
+            #expect(origin.count("/a") == 0)
+            // A keep-alive connection that is simply quiet between requests is not affected.
+            let quiet = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+            defer { RawHTTPClient.close(quiet) }
+            try await Task.sleep(for: .milliseconds(1500))
+            RawHTTPClient.sendMore(quiet, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let both = RawHTTPClient.receiveUntilClosed(quiet, timeout: 3) ?? ""
+            #expect(Self.responses(in: both) == ["200", "200"])
+        }
+    }
 }

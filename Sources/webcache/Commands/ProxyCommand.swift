@@ -49,6 +49,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a client connection or tunnel may stay quiet before it is closed.", valueName: "seconds"))
     var idleTimeout: Int = 60
 
+    @Option(help: ArgumentHelp("Seconds a request head may take to arrive once it has started; a slower one gets 408.", valueName: "seconds"))
+    var headTimeout: Int = 20
+
     @Option(help: ArgumentHelp("Client connections open at once; more get 503.", valueName: "count"))
     var maxConnections: Int = 1024
 
@@ -71,7 +74,7 @@ struct ProxyCommand: AsyncParsableCommand {
         _ = try parseAddress(listen, option: "--listen")
         if let upstream { _ = try parseURL(upstream) }
         guard HTTPField.Name(targetField) != nil else { throw ValidationError("'\(targetField)' is not a valid field name") }
-        for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--max-connections", maxConnections),
+        for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout), ("--max-connections", maxConnections),
             ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize)] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
@@ -107,13 +110,12 @@ struct ProxyCommand: AsyncParsableCommand {
                 throw error
             }
             let group = MultiThreadedEventLoopGroup(numberOfThreads: threads ?? ProcessorAffinity.usableCores)
-            let proxy = CachingProxy(
-                cache: httpCache,
-                configuration: ProxyConfiguration(
-                    host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
-                    maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
-                    maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath),
-                logger: logger, group: group)
+            var proxyConfiguration = ProxyConfiguration(
+                host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
+                maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
+                maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
+            proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
+            let proxy = CachingProxy(cache: httpCache, configuration: proxyConfiguration, logger: logger, group: group)
             let serving = Task { try await proxy.run() }
             let signals = onStopSignals { serving.cancel() }
             let result = await serving.result
