@@ -31,6 +31,7 @@ final class ProxyMetrics: Sendable {
             ({ $0.blocked }, name("blocked", "total", "Requests answered by the block-list")),
             ({ $0.unreachableSkips }, name("unreachable_skips", "total", "Requests that did not try an origin known to be unreachable")),
             ({ $0.networkTimeouts }, name("network_timeouts", "total", "Stored responses served because the origin did not answer in time")),
+            ({ $0.storeProblems }, name("store_problems", "total", "Times the store failed under a request (full disk, corrupt body or index)")),
             ({ $0.bytesFromCache }, name("bytes_from_cache", "total", "Body bytes served from the cache")),
             ({ $0.bytesFromOrigin }, name("bytes_from_origin", "total", "Body bytes received from the origin")),
         ]

@@ -19,6 +19,9 @@ public struct CacheCounters: Sendable, Hashable, Codable {
     public var unreachableSkips = 0
     /// Stored responses served because the origin had not answered within the network timeout.
     public var networkTimeouts = 0
+    /// Times the store failed under a request (a full disk, a corrupt body or index) and the
+    /// request went on without it.
+    public var storeProblems = 0
     /// Body bytes served from the cache.
     public var bytesFromCache = 0
     /// Body bytes received from the origin.

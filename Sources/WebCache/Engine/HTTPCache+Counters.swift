@@ -22,7 +22,7 @@ extension CacheCounters {
         [
             "requests": requests, "hits": hits, "misses": misses, "revalidations": revalidations,
             "staleServed": staleServed, "bypassed": bypassed, "blocked": blocked,
-            "unreachableSkips": unreachableSkips, "networkTimeouts": networkTimeouts,
+            "unreachableSkips": unreachableSkips, "networkTimeouts": networkTimeouts, "storeProblems": storeProblems,
             "bytesFromCache": bytesFromCache, "bytesFromOrigin": bytesFromOrigin,
         ]
     }
@@ -39,6 +39,7 @@ extension CacheCounters {
         blocked = dictionary["blocked"] ?? 0
         unreachableSkips = dictionary["unreachableSkips"] ?? 0
         networkTimeouts = dictionary["networkTimeouts"] ?? 0
+        storeProblems = dictionary["storeProblems"] ?? 0
         bytesFromCache = dictionary["bytesFromCache"] ?? 0
         bytesFromOrigin = dictionary["bytesFromOrigin"] ?? 0
     }

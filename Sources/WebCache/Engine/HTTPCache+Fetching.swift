@@ -124,7 +124,7 @@ extension HTTPCache {
             do {
                 writer = try store.makeWriter(for: storing)
             } catch {
-                logger.warning("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+                storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
             }
         }
         do {
@@ -134,7 +134,7 @@ extension HTTPCache {
                 do {
                     try writer?.write(chunk)
                 } catch {
-                    logger.warning("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+                    storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                     writer?.cancel()
                     writer = nil
                 }
@@ -142,7 +142,7 @@ extension HTTPCache {
             do {
                 try writer?.commit()
             } catch {
-                logger.warning("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
+                storeProblem("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
             }
             await release()
             body.finish()
@@ -168,7 +168,7 @@ extension HTTPCache {
             do {
                 try store.remove(url: target)
             } catch {
-                logger.warning("could not invalidate \(target.absoluteString): \(error)")
+                storeProblem("could not invalidate \(target.absoluteString): \(error)")
             }
         }
         var status = CacheStatus(cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
@@ -192,7 +192,7 @@ extension HTTPCache {
         do {
             return try store.store(entry, body: response.body) != nil
         } catch {
-            logger.warning("could not store the POST response for \(request.url?.absoluteString ?? "?"): \(error)")
+            storeProblem("could not store the POST response for \(request.url?.absoluteString ?? "?"): \(error)")
             return false
         }
     }

@@ -51,7 +51,7 @@ extension HTTPCache {
             do {
                 try store.saveOriginStatus(status)
             } catch {
-                logger.warning("could not record that \(origin) is unreachable: \(error)")
+                storeProblem("could not record that \(origin) is unreachable: \(error)")
             }
             throw error
         } catch let error as OriginError where error.kind == .invalidRequest {
@@ -72,7 +72,7 @@ extension HTTPCache {
         do {
             try store.removeOriginStatus(origin)
         } catch {
-            logger.warning("could not record that \(origin) answers again: \(error)")
+            storeProblem("could not record that \(origin) answers again: \(error)")
         }
     }
 

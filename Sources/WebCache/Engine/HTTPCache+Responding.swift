@@ -100,7 +100,7 @@ extension HTTPCache {
         do {
             (candidates, storeRevision) = try store.lookupWithRevision(key)
         } catch {
-            logger.warning("cache lookup failed for \(key), going to the network: \(error)")
+            storeProblem("cache lookup failed for \(key), going to the network: \(error)")
             (candidates, storeRevision) = ([], nil)
         }
         let rules = configuration.rules

@@ -90,7 +90,7 @@ extension HTTPCache {
                 do {
                     refreshed = try store.updateHead(of: entry, with: updated)
                 } catch {
-                    logger.warning("could not refresh the stored head of \(entry.key): \(error)")
+                    storeProblem("could not refresh the stored head of \(entry.key): \(error)")
                 }
                 return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, refreshed: refreshed)
             }
@@ -182,7 +182,7 @@ extension HTTPCache {
         do {
             return try store.isHeldByManifest(entry.key)
         } catch {
-            logger.warning("could not tell whether a page manifest holds \(entry.key): \(error)")
+            storeProblem("could not tell whether a page manifest holds \(entry.key): \(error)")
             return false
         }
     }

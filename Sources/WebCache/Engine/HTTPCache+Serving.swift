@@ -75,7 +75,7 @@ extension HTTPCache {
                 }
             }
         } catch {
-            logger.warning("stored body of \(entry.key) unusable, fetching again: \(error)")
+            storeProblem("stored body of \(entry.key) unusable, fetching again: \(error)")
             return nil
         }
         var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)

@@ -19,7 +19,7 @@ extension HTTPCache {
         do {
             return try store.store(entry, body: response.body)
         } catch {
-            logger.warning("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            storeProblem("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
             return nil
         }
     }

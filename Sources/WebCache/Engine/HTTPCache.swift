@@ -165,6 +165,13 @@ public final class HTTPCache: Sendable {
 
     var logger: Logger { settings.withLock { $0.logger } }
 
+    /// A store that failed under a request (a full disk, a corrupt body or index): logged as a
+    /// warning and counted (``CacheCounters/storeProblems``); the request goes on without it.
+    func storeProblem(_ message: @autoclosure () -> Logger.Message) {
+        count { $0.storeProblems += 1 }
+        logger.warning(message())
+    }
+
     private func redirect(from response: CacheResponse, request: HTTPRequest) -> HTTPRequest? {
         let code = response.head.status.code
         guard [301, 302, 303, 307, 308].contains(code), let location = response.head.headerFields[.location],

@@ -21,6 +21,7 @@ struct StatsCommand: AsyncParsableCommand {
             print("requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked")
             print("bytes out: \(formatBytes(counters.bytesFromCache)) from cache, \(formatBytes(counters.bytesFromOrigin)) from origins")
             print("offline:   \(counters.unreachableSkips) answered without trying an unreachable origin, \(counters.networkTimeouts) served after the network timeout")
+            print("problems:  \(counters.storeProblems) times the store failed under a request (full disk, corrupt body or index; see the log)")
             let unreachable = try store.originStatuses()
             if !unreachable.isEmpty {
                 print("")

@@ -1,0 +1,37 @@
+import Foundation
+import HTTPTypes
+import Testing
+import WebCache
+import WebCacheStore
+import WebCacheTestSupport
+
+@Suite("Store trouble under a request is counted, logged and survived")
+struct StoreProblemTests {
+    @Test("a corrupt body file: the request is answered from the origin, the problem counted and shown by stats")
+    func corruptBody() async throws {
+        try await EngineHarness.run { h in
+            let body = Data(repeating: 0x62, count: 100_000)
+            h.origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
+            _ = try await h.get("/big")
+            let files = try FileManager.default.subpathsOfDirectory(atPath: h.directory.path).filter { $0.hasSuffix(".body") }
+            let file = h.directory.appendingPathComponent(try #require(files.first))
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.seek(toOffset: 500)
+            handle.write(Data("corrupt".utf8))
+            try handle.close()
+            // Another cache on the directory verifies the body on its first read.
+            let network = AsyncHTTPClientOrigin()
+            defer { Task { try? await network.shutdown() } }
+            let clock = h.clock
+            let other = try HTTPCache(
+                configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }), origin: network)
+            let answer = try await other.response(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
+            #expect(answer.body == body)
+            #expect(answer.statusLine.contains("fwd=miss"), "\(answer.statusLine)")
+            #expect(other.counters.storeProblems == 1)
+            #expect(h.origin.count("/big") == 2)
+            other.persistCounters()
+            #expect(try other.store.counters()["storeProblems"] == 1)
+        }
+    }
+}
