@@ -48,8 +48,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readGaveParts = false
     /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
     private var headDeadline: Scheduled<Void>?
-    /// Bytes that are not HTTP came after requests still being answered: a 400 follows them.
-    private var malformedAfterPending = false
+    /// Bytes the parser could not take, and the refusal they get once the answers to the
+    /// requests before them are out.
+    private var malformed: (status: Int, reason: String)?
 
     init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>) {
         self.proxy = proxy
@@ -181,17 +182,31 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         proxy.logger.debug("connection error: \(error)")
-        if error is HTTPParserError, responding || !waiting.isEmpty {
-            // Answer what came before the bad bytes first (RFC 9112 §9.3.2 keeps the order).
-            malformedAfterPending = true
-        } else if error is HTTPParserError {
-            let refusal = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            proxy.metrics.countResponse(status: 400)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
-        } else {
+        guard let parserError = error as? HTTPParserError else {
             context.close(promise: nil)
+            return
         }
+        malformed = Self.refusal(for: parserError)
+        if !responding && waiting.isEmpty {
+            refuseMalformed(context: context)
+        }
+        // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
+        // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
+    }
+
+    /// The answer to bytes the parser could not take: 505 for an HTTP version other than 1.x
+    /// (RFC 9110 §15.6.6), 400 for the rest — an unknown method included, since the parser
+    /// cannot tell one from bytes that are not HTTP at all.
+    static func refusal(for error: HTTPParserError) -> (status: Int, reason: String) {
+        error == .invalidVersion ? (505, "HTTP Version Not Supported") : (400, "Bad Request")
+    }
+
+    private func refuseMalformed(context: ChannelHandlerContext) {
+        guard let malformed else { return }
+        let refusal = "HTTP/1.1 \(malformed.status) \(malformed.reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        proxy.metrics.countResponse(status: malformed.status)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the
@@ -268,11 +283,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             handle(part, context: context)
         }
         guard !responding else { return }
-        if malformedAfterPending {
-            let refusal = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            proxy.metrics.countResponse(status: 400)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+        if malformed != nil {
+            refuseMalformed(context: context)
             return
         }
         if inputClosed {

@@ -132,4 +132,20 @@ struct ProxyEdgeTests {
             #expect(Self.responses(in: both) == ["200", "200"])
         }
     }
+
+    @Test(
+        "bytes the parser cannot take: 505 for a version that is not 1.x, 400 for the rest (an unknown method included)",
+        arguments: [
+            ("FROBNICATE /a HTTP/1.1\r\nHost: x\r\n\r\n", "400"),
+            ("GET /a HTTP/3.0\r\nHost: x\r\n\r\n", "505"),
+            ("GET /a HTTP/1.1\r\nBad Header Line\r\n\r\n", "400"),
+        ])
+    func parserRefusals(request: String, expected: String) async throws {
+        try await Self.withOrigin { origin, port in
+            let answer = try await RawHTTPClient.exchange(port: port, request)
+            let statuses = Self.responses(in: answer)
+            #expect(statuses == [expected], "\(answer.prefix(60))")
+            #expect(origin.count("/a") == 0)
+        }
+    }
 }
