@@ -13,8 +13,8 @@ import Foundation
 #endif
 
 /// A response on its way to the client.
-struct ProxyResponse: Sendable {
-    var head: HTTPResponse
+package struct ProxyResponse: Sendable {
+    package var head: HTTPResponse
     var body: ResponseBodyStream
     /// A stored body sent straight from its file (`sendfile`) instead of ``body``.
     var file: StoredBodyFile?
@@ -58,7 +58,7 @@ struct ReverseTarget: Sendable {
 
 /// Where a client request goes: answered by the proxy itself (metrics, refusals), or a cache
 /// request.
-enum ProxyRouting: Sendable {
+package enum ProxyRouting: Sendable {
     case answered(ProxyResponse)
     case cache(HTTPRequest, url: URL, body: Data?)
 }
@@ -66,8 +66,9 @@ enum ProxyRouting: Sendable {
 extension CachingProxy {
     /// Turns a client request into a cache request, or answers it when it is for the proxy
     /// itself or cannot go anywhere.
-    func route(_ head: HTTPRequestHead, body: ByteBuffer) -> ProxyRouting {
+    package func route(_ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true) -> ProxyRouting {
         if let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
+            guard fromLoopback else { return .answered(.error(403, "the metrics are for clients on this machine")) }
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
@@ -220,8 +221,13 @@ extension CachingProxy {
         destinationAllowed(host: url.host ?? "")
     }
 
+    /// Whether forward mode may go to `host`: any host on the allow-list when there is one;
+    /// otherwise any host, except — when the proxy listens beyond loopback — this machine and
+    /// private networks (so that an exposed proxy is no way into them).
     func destinationAllowed(host: String) -> Bool {
-        guard !configuration.allowedDestinations.isEmpty else { return true }
+        guard !configuration.allowedDestinations.isEmpty else {
+            return NetworkExposure.isLoopback(configuration.host) || !NetworkExposure.isInternal(host)
+        }
         let host = host.lowercased()
         return configuration.allowedDestinations.contains { allowed in
             let allowed = allowed.lowercased()

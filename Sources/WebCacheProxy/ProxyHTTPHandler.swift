@@ -46,6 +46,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the current read gave the decoder a whole part; a read that did not left part
     /// of a request head waiting.
     private var readGaveParts = false
+    /// Whether the client connects from this machine (worked out once per connection).
+    private var clientOnLoopback: Bool?
     /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
     private var headDeadline: Scheduled<Void>?
     /// Bytes the parser could not take, and the refusal they get once the answers to the
@@ -222,7 +224,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             finish(answer, context: context, persistence: persistence)
             return
         }
-        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody)
+        if clientOnLoopback == nil { clientOnLoopback = context.channel.remoteAddress?.ipAddress.map(NetworkExposure.isLoopback) ?? false }
+        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false)
         let allocator = context.channel.allocator
         switch routing {
         case .answered(let response) where response.body.completeBody != nil:

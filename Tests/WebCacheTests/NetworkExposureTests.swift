@@ -1,0 +1,59 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+import WebCache
+import WebCacheProxy
+import WebCacheStore
+import WebCacheTestSupport
+
+@Suite("Defaults for a proxy exposed beyond loopback")
+struct NetworkExposureTests {
+    @Test(
+        "addresses of this machine and of private networks are internal; public ones and names are not",
+        arguments: [
+            ("127.0.0.1", true), ("127.1.2.3", true), ("localhost", true), ("api.localhost", true), ("::1", true), ("[::1]", true),
+            ("0.0.0.0", true), ("10.1.2.3", true), ("172.16.0.1", true), ("172.31.255.255", true), ("192.168.1.1", true),
+            ("169.254.169.254", true), ("100.64.0.1", true), ("fd12:3456::1", true), ("fe80::1", true), ("::ffff:10.0.0.1", true),
+            ("172.32.0.1", false), ("8.8.8.8", false), ("192.169.0.1", false), ("example.com", false), ("2001:db8::1", false),
+            ("1.2.3", false), ("300.1.1.1", false),
+        ])
+    func internalAddresses(host: String, isInternal: Bool) {
+        #expect(NetworkExposure.isInternal(host) == isInternal)
+    }
+
+    @Test("listening addresses: loopback only, or not", arguments: [
+        ("127.0.0.1", true), ("::1", true), ("localhost", true), ("0.0.0.0", false), ("192.168.1.5", false), ("::", false),
+    ])
+    func loopbackListening(host: String, isLoopback: Bool) {
+        #expect(NetworkExposure.isLoopback(host) == isLoopback)
+    }
+}
+
+@Suite("Routing by a proxy that listens beyond loopback (configured, never bound here)")
+struct ExposedRoutingTests {
+    static func status(_ routing: ProxyRouting) -> Int? {
+        if case .answered(let response) = routing { return response.head.status.code }
+        return nil
+    }
+
+    @Test("forward mode refuses this machine and private networks unless allowed; the metrics answer only loopback clients")
+    func exposed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = try HTTPCache(configuration: .init(directory: directory.url, rules: .shared), origin: ScriptedOrigin())
+        func routing(_ uri: String, host listen: String, allowed: [String] = [], fromLoopback: Bool = true) -> ProxyRouting {
+            let proxy = CachingProxy(cache: cache, configuration: ProxyConfiguration(host: listen, port: 0, allowedDestinations: allowed))
+            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)
+            head.headers.add(name: "Host", value: "x")
+            return proxy.route(head, body: ByteBuffer(), fromLoopback: fromLoopback)
+        }
+        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "0.0.0.0")) == 403)
+        #expect(Self.status(routing("http://169.254.169.254/latest/meta-data", host: "0.0.0.0")) == 403)
+        #expect(Self.status(routing("http://example.com/", host: "0.0.0.0")) == nil)
+        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "0.0.0.0", allowed: ["127.0.0.1"])) == nil)
+        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "127.0.0.1")) == nil)
+        #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: false)) == 403)
+        #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: true)) == 200)
+    }
+}
