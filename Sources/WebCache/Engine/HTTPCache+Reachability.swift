@@ -20,7 +20,7 @@ extension HTTPCache {
     }
 
     /// The error for a request that skips an origin known to be unreachable.
-    func skippedOrigin(_ status: OriginStatus, url: URL) -> OriginError {
+    func skippedOrigin(_ status: OriginStatus) -> OriginError {
         count { $0.unreachableSkips += 1 }
         let left = max(0, status.retryAfter.timeIntervalSince(configuration.now()))
         return OriginError(
@@ -38,8 +38,11 @@ extension HTTPCache {
         guard let settings = configuration.reachability, let url, let origin = OriginReachability.origin(of: url) else {
             return try await operation()
         }
-        if !admitted, case .unreachable(let status, probe: false) = admission(for: url) {
-            throw skippedOrigin(status, url: url)
+        if !admitted,
+            case .unreachable(let status, probe: false) = reachability.admission(
+                for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
+        {
+            throw skippedOrigin(status)
         }
         do {
             let value = try await operation()

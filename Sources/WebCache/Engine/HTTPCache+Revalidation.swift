@@ -32,7 +32,7 @@ extension HTTPCache {
             guard probe else {
                 throw CacheError(
                     .offlineMiss, "\(url.absoluteString) is too stale to serve and the origin is unreachable",
-                    cause: skippedOrigin(status, url: url))
+                    cause: skippedOrigin(status))
             }
             admitted = true
         }
@@ -47,29 +47,32 @@ extension HTTPCache {
             return answer
         }
 
+        guard !inBackground, let timeout = configuration.networkTimeout(under: policy),
+            offlineAnswerAllowed(entry, request: request, policy: policy, now: configuration.now())
+        else {
+            let outcome: Result<(FetchResult, Bool), any Error>
+            do {
+                outcome = .success(try await validationExchange(entry, request: request, decision: decision, policy: policy, admitted: admitted))
+            } catch {
+                outcome = .failure(error)
+            }
+            return try await respondToValidation(outcome, entry: entry, request: request, url: url, decision: decision, policy: policy)
+        }
+        // A stored response could answer: the origin gets `timeout` to do better.
         let exchange = Task { [self] in
             try await validationExchange(entry, request: request, decision: decision, policy: policy, admitted: admitted)
         }
-        let outcome: Result<(FetchResult, Bool), any Error>
-        if !inBackground, let timeout = configuration.networkTimeout(under: policy),
-            offlineAnswerAllowed(entry, request: request, policy: policy, now: configuration.now())
-        {
-            guard let finished = await Deadline.result(of: exchange, within: timeout) else {
-                keepInBackground(exchange)
-                if let origin = OriginReachability.origin(of: url) { reachability.recordSilence(of: origin, now: configuration.now()) }
-                count { $0.networkTimeouts += 1 }
-                logger.info("\(url.absoluteString): no answer within \(timeout), serving the stored response")
-                if let answer = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "network-timeout") {
-                    return answer
-                }
-                outcome = await exchange.result
-                return try await respondToValidation(outcome, entry: entry, request: request, url: url, decision: decision, policy: policy)
-            }
-            outcome = finished
-        } else {
-            outcome = await exchange.result
+        if let finished = await Deadline.result(of: exchange, within: timeout) {
+            return try await respondToValidation(finished, entry: entry, request: request, url: url, decision: decision, policy: policy)
         }
-        return try await respondToValidation(outcome, entry: entry, request: request, url: url, decision: decision, policy: policy)
+        keepInBackground(exchange)
+        if let origin = OriginReachability.origin(of: url) { reachability.recordSilence(of: origin, now: configuration.now()) }
+        count { $0.networkTimeouts += 1 }
+        logger.info("\(url.absoluteString): no answer within \(timeout), serving the stored response")
+        if let answer = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "network-timeout") {
+            return answer
+        }
+        return try await respondToValidation(await exchange.result, entry: entry, request: request, url: url, decision: decision, policy: policy)
     }
 
     /// The conditional exchange, shared by every request validating `entry` at the same time.
