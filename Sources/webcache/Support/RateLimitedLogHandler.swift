@@ -59,17 +59,17 @@ struct RateLimitedLogHandler: LogHandler {
         set { inner[metadataKey: key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String,
-        line: UInt
-    ) {
+    func log(event: LogEvent) {
         let (allowed, heldBack) = budget.take()
         guard allowed else { return }
         if heldBack > 0 {
-            inner.log(
-                level: .warning, message: "\(heldBack) more message(s) held back in the last minute", metadata: nil, source: source,
-                file: file, function: function, line: line)
+            var notice = event
+            notice.level = .warning
+            notice.message = "\(heldBack) more message(s) held back in the last minute"
+            notice.metadata = nil
+            notice.error = nil
+            inner.log(event: notice)
         }
-        inner.log(level: level, message: message, metadata: metadata, source: source, file: file, function: function, line: line)
+        inner.log(event: event)
     }
 }
