@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
         .library(name: "WebCache", targets: ["WebCache"]),
         .library(name: "WebCacheProxy", targets: ["WebCacheProxy"]),
+        .library(name: "WebCacheTLS", targets: ["WebCacheTLS"]),
         .library(name: "WebCachePreload", targets: ["WebCachePreload"]),
         .executable(name: "webcache", targets: ["webcache"]),
     ],
@@ -22,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         .target(
@@ -49,6 +54,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -56,13 +62,26 @@ let package = Package(
         .target(
             name: "WebCacheProxy",
             dependencies: [
-                "WebCache", "HTTPCaching", "WebCacheStore", "CProcessorAffinity", "CUnnamedFiles",
+                "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .target(
+            name: "WebCacheTLS",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .systemLibrary(
@@ -84,6 +103,8 @@ let package = Package(
         .target(
             name: "WebCacheDemo",
             dependencies: [
+                "WebCacheTLS",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -93,10 +114,11 @@ let package = Package(
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "CAllocatorTuning",
+                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "WebCacheTLS", "CAllocatorTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .executableTarget(
@@ -111,7 +133,8 @@ let package = Package(
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
-                "HTTPCaching",
+                "HTTPCaching", "WebCacheTLS",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -127,7 +150,9 @@ let package = Package(
             name: "WebCacheTests",
             dependencies: [
                 "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
-                "webcache",
+                "WebCacheTLS", "webcache",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

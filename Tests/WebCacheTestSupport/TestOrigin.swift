@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import NIOPosix
 
 /// A real HTTP/1.1 origin server on 127.0.0.1 for end-to-end tests: routes by path, records
@@ -71,8 +72,13 @@ public final class TestOrigin: @unchecked Sendable {
     /// The port, once started.
     public private(set) var port = 0
 
-    /// Creates a stopped origin.
-    public init() {}
+    /// TLS, for an `https://` origin.
+    public let tls: TestTLS?
+
+    /// Creates a stopped origin, speaking HTTPS with `tls`.
+    public init(tls: TestTLS? = nil) {
+        self.tls = tls
+    }
 
     /// Starts listening on 127.0.0.1 on a free port.
     public func start() async throws {
@@ -82,6 +88,7 @@ public final class TestOrigin: @unchecked Sendable {
             .childChannelInitializer { [self] channel in
                 channels.track(channel)
                 return channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: self))
                 }
@@ -98,7 +105,7 @@ public final class TestOrigin: @unchecked Sendable {
 
     /// The absolute URL of `path` on this origin.
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path)")!
+        URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)\(path)")!
     }
 
     /// Answers requests to `path` (without query) with `handler`.

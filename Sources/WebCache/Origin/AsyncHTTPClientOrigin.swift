@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import WebCacheStore
 
 #if canImport(Glibc)
@@ -40,11 +41,13 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     ///   - timeout: the deadline for a whole exchange.
     ///   - maximumBodySize: the largest body accepted from the origin.
     ///   - maximumConnectionsPerHost: HTTP/1.1 connections kept per host (the preloader raises it).
+    ///   - trust: the certificate authorities HTTPS origins are verified against (the system's
+    ///     roots by default); verification is never turned off.
     public init(
         connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
-        maximumConnectionsPerHost: Int = 8
+        maximumConnectionsPerHost: Int = 8, trust: OriginTrust = OriginTrust()
     ) {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: trust.clientConfiguration(), redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         configuration.timeout = .init(connect: .nanoseconds(connectTimeout.nanoseconds))
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -123,7 +126,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Whether `error` is a connection closed or reset under a request before any answer, or a
     /// kept-alive connection whose next response could not be parsed.
-    static func connectionDropped(_ error: any Error) -> Bool {
+    package static func connectionDropped(_ error: any Error) -> Bool {
         switch error {
         case is HTTPParserError:
             return true
@@ -163,6 +166,11 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if error is NIOTooManyBytesError {
             return OriginError(.invalidResponse, "the body from \(url.absoluteString) is too large", cause: error)
         }
+        if let reason = TLSFailure.reason(error) {
+            // Never "unreachable": that would serve what is stored as if offline, and a
+            // certificate that does not verify is not a network that is down.
+            return OriginError(.invalidResponse, "\(url.host ?? url.absoluteString) failed TLS verification: \(reason)", cause: error)
+        }
         if !receiving, let reason = connectionFailure(error) {
             return OriginError(.unreachable, "cannot connect to \(url.host ?? url.absoluteString): \(reason)", cause: error, connectionFailed: true)
         }
@@ -172,7 +180,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Why no connection could be made at all, in a few words; `nil` when `error` is not such
     /// a failure.
-    static func connectionFailure(_ error: any Error) -> String? {
+    package static func connectionFailure(_ error: any Error) -> String? {
         switch error {
         case let error as NIOConnectionError:
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the name does not resolve" }

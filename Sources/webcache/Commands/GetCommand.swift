@@ -62,7 +62,7 @@ struct GetCommand: AsyncParsableCommand {
             if let range { request.headerFields[.range] = "bytes=" + range }
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
-            let origin = AsyncHTTPClientOrigin()
+            let origin = AsyncHTTPClientOrigin(trust: try network.trust(cache))
             let outcome: Result<CacheResponse, any Error>
             do {
                 let httpCache = try HTTPCache(

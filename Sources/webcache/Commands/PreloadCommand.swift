@@ -87,7 +87,8 @@ enum CachedSession {
     ) async throws -> T {
         let policy = try network?.applied(to: options.policy()) ?? options.policy()
         let storeConfiguration = try options.storeConfiguration()
-        let origin = AsyncHTTPClientOrigin(maximumConnectionsPerHost: connectionsPerHost)
+        let trust = try network?.trust(options) ?? OriginTrust(certificateFiles: options.configuredCACertificates())
+        let origin = AsyncHTTPClientOrigin(maximumConnectionsPerHost: connectionsPerHost, trust: trust)
         do {
             let httpCache: HTTPCache
             do {

@@ -44,6 +44,21 @@ struct CacheOptions: ParsableArguments {
         return try StorageSettings.parse(text, source: config)
     }
 
+    /// The `cacert` files the configuration file names.
+    func configuredCACertificates() throws -> [String] {
+        guard let config else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: config, encoding: .utf8)
+        } catch {
+            throw PolicyError("cannot read the configuration file \(config): \(error.localizedDescription)")
+        }
+        return try OriginTrust.parse(text, source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
+    }
+
+    /// The folder of this cache's certificate authority (for HTTPS interception).
+    var certificateAuthorityFolder: URL { directory.appendingPathComponent("ca") }
+
     static var quietLogger: Logger {
         var logger = Logger(label: "webcache")
         logger.logLevel = .error

@@ -9,6 +9,17 @@ struct NetworkOptions: ParsableArguments {
         valueName: "seconds"))
     var networkTimeout: String?
 
+    @Option(help: ArgumentHelp(
+        "A PEM file of certificate authorities HTTPS origins may also be signed by (beside the system's); repeatable. Adds to cacert in --config. Verification is never turned off.",
+        valueName: "file"))
+    var cacert: [String] = []
+
+    /// The trust for HTTPS origins: the system's roots, `cacert` in the configuration file and
+    /// `--cacert`.
+    func trust(_ options: CacheOptions) throws -> OriginTrust {
+        try OriginTrust(certificateFiles: try options.configuredCACertificates() + cacert)
+    }
+
     func validate() throws { _ = try seconds() }
 
     /// The timeout given, as the policy spells it (0 for off); `nil` when not given.

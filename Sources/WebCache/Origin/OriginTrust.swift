@@ -1,0 +1,89 @@
+import NIOSSL
+import Yams
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Which certificates an HTTPS origin may present: always verified, against the system's roots
+/// and any extra certificate authorities given here (curl's `--cacert`: a company's or a test
+/// origin's own CA).
+///
+/// In a configuration file, `cacert` names one PEM file or a list of them:
+///
+/// ```yaml
+/// cacert: /etc/ssl/company-root.pem
+/// ```
+public struct OriginTrust: Sendable {
+    /// The extra authorities, parsed.
+    public let additionalAuthorities: [NIOSSLCertificate]
+    /// The files they came from.
+    public let files: [String]
+
+    /// The system's roots only.
+    public init() {
+        self.additionalAuthorities = []
+        self.files = []
+    }
+
+    /// The system's roots and the certificates in `files` (PEM, several per file allowed).
+    /// Fails with a message naming the file that cannot be read or holds no certificate.
+    public init(certificateFiles files: [String]) throws {
+        var authorities: [NIOSSLCertificate] = []
+        for file in files {
+            do {
+                let certificates = try NIOSSLCertificate.fromPEMFile(file)
+                guard !certificates.isEmpty else { throw PolicyError("\(file) holds no PEM certificate") }
+                authorities += certificates
+            } catch let error as PolicyError {
+                throw error
+            } catch {
+                throw PolicyError("cannot use \(file) as a certificate authority: \(error)", cause: error)
+            }
+        }
+        self.additionalAuthorities = authorities
+        self.files = files
+    }
+
+    /// A client TLS configuration that verifies certificates and names against these roots.
+    public func clientConfiguration() -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .fullVerification
+        if !additionalAuthorities.isEmpty {
+            configuration.additionalTrustRoots = [.certificates(additionalAuthorities)]
+        }
+        return configuration
+    }
+
+    private struct File: Decodable {
+        var cacert: [String]?
+
+        enum CodingKeys: String, CodingKey { case cacert }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let one = try? container.decodeIfPresent(String.self, forKey: .cacert) {
+                cacert = [one]
+            } else {
+                cacert = try container.decodeIfPresent([String].self, forKey: .cacert)
+            }
+        }
+    }
+
+    /// The `cacert` entry of a YAML configuration (none when absent), relative paths taken
+    /// from `directory` (the configuration file's).
+    public static func parse(_ text: String, source: String = "configuration", directory: URL? = nil) throws -> [String] {
+        let files: [String]
+        do {
+            files = try YAMLDecoder().decode(File.self, from: text).cacert ?? []
+        } catch {
+            throw PolicyError("\(source) has an invalid cacert entry (a file or a list of files): \(error)", cause: error)
+        }
+        return files.map { file in
+            guard !file.hasPrefix("/"), let directory else { return file }
+            return directory.appendingPathComponent(file).path
+        }
+    }
+}
