@@ -66,7 +66,7 @@ package enum ProxyRouting: Sendable {
 extension CachingProxy {
     /// Turns a client request into a cache request, or answers it when it is for the proxy
     /// itself or cannot go anywhere.
-    package func route(_ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true) -> ProxyRouting {
+    package func route(_ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil) -> ProxyRouting {
         if let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
             guard fromLoopback else { return .answered(.error(403, "the metrics are for clients on this machine")) }
             var response = HTTPResponse(status: .ok)
@@ -77,7 +77,14 @@ extension CachingProxy {
         guard let method = HTTPRequest.Method(head.method.rawValue) else { return .answered(.error(400, "invalid method")) }
         let target: URL
         var request: HTTPRequest
-        if let upstream = configuration.upstream {
+        if let tunnel {
+            guard let url = tunnel.url(for: head.uri) else {
+                return .answered(.error(400, "cannot route \(head.uri) inside a tunnel to \(tunnel.authority)"))
+            }
+            guard destinationAllowed(host: tunnel.host) else { return .answered(.error(403, "\(tunnel.host) is not an allowed destination")) }
+            target = url
+            request = HTTPRequest(method: method, url: url)
+        } else if let upstream = configuration.upstream {
             guard let reverse = reverseTarget(head.uri) else { return .answered(.error(400, "cannot route \(head.uri): invalid target")) }
             target = reverse.url
             request = HTTPRequest(method: method, scheme: upstream.scheme, authority: upstreamAuthority, path: reverse.path)
@@ -121,7 +128,7 @@ extension CachingProxy {
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still
     /// stands (``RepeatedAnswers``), counted as sent; `nil` otherwise.
-    func repeatedAnswer(to head: HTTPRequestHead) -> EncodedAnswer? {
+    func repeatedAnswer(to head: HTTPRequestHead, from answers: RepeatedAnswers) -> EncodedAnswer? {
         guard let answer = answers.answer(to: head) else { return nil }
         let encoded: EncodedAnswer
         switch answer.wire {
@@ -149,7 +156,7 @@ extension CachingProxy {
     /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
     /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each repeat.
-    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead) {
+    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead, in answers: RepeatedAnswers) {
         guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0 else { return }
         let wire: RepeatedAnswer.Wire
         if let file = encoded.file {
@@ -228,11 +235,7 @@ extension CachingProxy {
         guard !configuration.allowedDestinations.isEmpty else {
             return NetworkExposure.isLoopback(configuration.host) || !NetworkExposure.isInternal(host)
         }
-        let host = host.lowercased()
-        return configuration.allowedDestinations.contains { allowed in
-            let allowed = allowed.lowercased()
-            return host == allowed || host.hasSuffix("." + allowed)
-        }
+        return configuration.allowedDestinations.contains { HostPattern($0).matches(host) }
     }
 
     func appendingVia(_ existing: String?, version: HTTPVersion) -> String {

@@ -32,6 +32,13 @@ public final class CachingProxy: Sendable {
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = RepeatedAnswers()
+    /// The same inside intercepted tunnels: their requests name no scheme, so they are kept
+    /// apart from plain ones.
+    let tunnelAnswers = RepeatedAnswers()
+    /// HTTPS interception, when configured and usable (see ``interceptionProblem``).
+    let interception: Interception?
+    /// Why interception is configured but cannot run; ``run()`` fails with it.
+    private let interceptionProblem: String?
     /// Where repeated answers' ``WireFile``s are made: the store's directory.
     let wireFileDirectory: String
     /// Reverse mode: the upstream's `host[:port]`.
@@ -56,6 +63,7 @@ public final class CachingProxy: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.connections = OpenConnections(limit: configuration.maximumConnections)
+        (self.interception, self.interceptionProblem) = Interception.make(for: configuration)
         self.upstreamAuthority = configuration.upstream.flatMap { upstream in
             upstream.host.map { host in
                 let bracketed = host.contains(":") ? "[\(host)]" : host
@@ -76,6 +84,7 @@ public final class CachingProxy: Sendable {
     /// requests in flight finish (up to ``ProxyConfiguration/drainTimeout``), closes the rest and
     /// returns.
     public func run() async throws {
+        if let interceptionProblem { throw ProxyConfigurationError(interceptionProblem) }
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -89,7 +98,7 @@ public final class CachingProxy: Sendable {
             .bind(host: configuration.host, port: configuration.port)
             .get()
         boundPort.withLock { $0 = server.localAddress?.port }
-        logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode)")")
+        logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode\(interception == nil ? "" : ", intercepting HTTPS"))")")
 
         let (stopped, stop) = AsyncStream<Void>.makeStream()
         server.closeFuture.whenComplete { _ in stop.finish() }

@@ -40,6 +40,9 @@ public struct ProxyConfiguration: Sendable {
     public var metricsPath: String?
     /// The name written in `Via`.
     public var viaName: String
+    /// Forward mode: HTTPS inside `CONNECT` tunnels is opened and cached (see
+    /// ``TLSInterception``); `nil` tunnels it byte for byte.
+    public var tlsInterception: TLSInterception?
 
     /// Creates a configuration listening on 127.0.0.1.
     public init(

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import WebCache
 
 #if canImport(FoundationEssentials)
@@ -13,7 +14,8 @@ import Foundation
 /// here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer — streaming bodies
 /// that are still arriving. A request seen before gets the encoded answer sent then, while the
 /// engine confirms it stands (``RepeatedAnswers``). A `CONNECT` turns the connection into a
-/// tunnel.
+/// tunnel, or — for a host the proxy intercepts HTTPS for — a TLS connection of its own whose
+/// requests are served by another such handler (``InterceptedTunnel``).
 ///
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
 /// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
@@ -54,9 +56,16 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// requests before them are out.
     private var malformed: (status: Int, reason: String)?
 
-    init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>) {
+    /// Inside an intercepted tunnel: its destination, which every request goes to.
+    private let tunnel: InterceptedTunnel?
+    /// The answers repeated on this connection: plain and tunnelled requests are kept apart.
+    private let answers: RepeatedAnswers
+
+    init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
         self.decoder = decoder
+        self.tunnel = tunnel
+        self.answers = tunnel == nil ? proxy.answers : proxy.tunnelAnswers
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -84,6 +93,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 refusal = .error(431, "the request head is \(size) bytes; the limit is \(proxy.configuration.maximumHeaderSize)")
             } else if let problem = RequestHeadChecks.hostProblem(requestHead) {
                 refusal = .error(400, problem)
+            } else if let problem = tunnel?.hostProblem(requestHead) {
+                refusal = .error(421, problem)
             } else if let length = RequestHeadChecks.declaredLength(requestHead), length > proxy.configuration.maximumRequestBodySize {
                 refusal = .error(413, "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
             } else if RequestHeadChecks.expectsContinue(requestHead) {
@@ -100,8 +111,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard let requestHead = head else { return }
             head = nil
-            if requestHead.method == .CONNECT && refusal == nil {
+            if requestHead.method == .CONNECT && refusal == nil && tunnel == nil {
                 openTunnel(context: context, head: requestHead)
+            } else if tunnel != nil && refusal == nil && RequestHeadChecks.isWebSocketUpgrade(requestHead) {
+                spliceUpgrade(context: context, head: requestHead)
             } else {
                 respond(context: context, head: requestHead)
             }
@@ -220,12 +233,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let persistence = ConnectionPersistence(for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || quiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat = refusal == nil && !quiescing && requestBody.readableBytes == 0
-        if mayRepeat, let answer = proxy.repeatedAnswer(to: head) {
+        if mayRepeat, let answer = proxy.repeatedAnswer(to: head, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return
         }
         if clientOnLoopback == nil { clientOnLoopback = context.channel.remoteAddress?.ipAddress.map(NetworkExposure.isLoopback) ?? false }
-        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false)
+        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false, tunnel: tunnel)
         let allocator = context.channel.allocator
         switch routing {
         case .answered(let response) where response.body.completeBody != nil:
@@ -234,7 +247,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let response = proxy.storedResponse(for: request, url: url) {
                 let answer = proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method)
-                if mayRepeat { proxy.remember(answer, of: response, for: head) }
+                if mayRepeat { proxy.remember(answer, of: response, for: head, in: answers) }
                 finish(answer, context: context, persistence: persistence)
                 return
             }
@@ -317,6 +330,15 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             respond(context: context, head: head)
             return
         }
+        if let interception = proxy.interception, interception.settings.intercepts(destination.host) {
+            openInterceptedTunnel(context: context, head: head, destination: destination, interception: interception)
+        } else {
+            connectTunnel(context: context, head: head, destination: destination)
+        }
+    }
+
+    /// Connects to `destination`, then replaces the HTTP handlers by a byte-for-byte tunnel.
+    private func connectTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination) {
         responding = true
         connectingTunnel = true
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -338,13 +360,17 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func becomeTunnel(context: ChannelHandlerContext, upstream: any Channel) {
+    /// Replaces the HTTP handlers by a tunnel to `upstream`, after telling the client the tunnel
+    /// is established (for a `CONNECT`; not for an upgrade, whose answer comes from upstream).
+    private func becomeTunnel(context: ChannelHandlerContext, upstream: any Channel, established: Bool = true) {
         let pipeline = context.pipeline.syncOperations
         do {
             let (client, server) = TunnelHandler.pair()
             try pipeline.addHandler(client)
             try upstream.pipeline.syncOperations.addHandler(server)
-            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            if established {
+                context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            }
             if readHeld {
                 readHeld = false
                 context.read()
@@ -360,6 +386,93 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             proxy.logger.warning("could not set up a tunnel: \(error)")
             upstream.close(promise: nil)
             context.close(promise: nil)
+        }
+    }
+
+    /// Intercepts a tunnel: once the host's certificate has verified (or the host cannot be
+    /// reached, so only stored answers can be served) and a certificate is ready for it,
+    /// answers the `CONNECT` and waits for the client's first bytes (``TunnelSniffer``).
+    private func openInterceptedTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination, interception: Interception) {
+        responding = true
+        connectingTunnel = true
+        let eventLoop = context.eventLoop
+        let ready = interception.verification.verdict(for: destination, on: eventLoop).flatMap { verdict -> EventLoopFuture<NIOSSLContext?> in
+            switch verdict {
+            case .refused(let reason):
+                let refusal = ProxyResponse.error(502, "will not open HTTPS to \(destination.host):\(destination.port): its certificate failed verification: \(reason)")
+                return eventLoop.makeFailedFuture(ProxyRefusal(response: refusal))
+            case .notIntercepted:
+                return eventLoop.makeSucceededFuture(nil)
+            case .verified, .unreachable:
+                return interception.certificates.serverContext(for: destination.host, on: eventLoop).map { $0 }
+            }
+        }
+        let loopBound = NIOLoopBound((self, context), eventLoop: eventLoop)
+        ready.whenComplete { result in
+            let (handler, context) = loopBound.value
+            handler.connectingTunnel = false
+            guard context.channel.isActive else { return }
+            switch result {
+            case .success(let tls?):
+                handler.becomeInterceptedTunnel(context: context, destination: destination, tls: tls)
+            case .success(nil):
+                handler.responding = false
+                handler.connectTunnel(context: context, head: head, destination: destination)
+            case .failure(let error):
+                handler.responding = false
+                if let refused = error as? ProxyRefusal {
+                    handler.proxy.metrics.interceptionRefusals.increment()
+                    handler.refusal = refused.response
+                } else {
+                    handler.refusal = .error(502, "cannot make a certificate for \(destination.host): \(error)")
+                }
+                handler.respond(context: context, head: head)
+            }
+        }
+    }
+
+    private func becomeInterceptedTunnel(context: ChannelHandlerContext, destination: TunnelDestination, tls: NIOSSLContext) {
+        let sniffer = InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls)
+        let pipeline = context.pipeline.syncOperations
+        do {
+            try pipeline.addHandler(sniffer)
+            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            readHeld = false
+            context.read()
+            pipeline.removeHandler(context: context, promise: nil)
+            pipeline.removeHandler(decoder, promise: nil)
+        } catch {
+            proxy.logger.warning("could not set up an intercepted tunnel: \(error)")
+            context.close(promise: nil)
+        }
+    }
+
+    /// Inside an intercepted tunnel, a WebSocket upgrade: connects to the destination over
+    /// (verified) TLS, sends the request as it came, and splices the two; nothing is cached.
+    private func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
+        guard let tunnel, let interception = proxy.interception else { return }
+        responding = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
+        interception.verification.connect(to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout).whenComplete { result in
+            let (handler, context) = loopBound.value
+            guard context.channel.isActive else {
+                if case .success(let upstream) = result { upstream.close(promise: nil) }
+                return
+            }
+            switch result {
+            case .success(let upstream):
+                var requestHead = ByteBuffer()
+                requestHead.writeString("\(head.method.rawValue) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
+                for (name, value) in head.headers { requestHead.writeString("\(name): \(value)\r\n") }
+                requestHead.writeString("\r\n")
+                upstream.write(requestHead, promise: nil)
+                handler.becomeTunnel(context: context, upstream: upstream, established: false)
+            case .failure(let error):
+                handler.responding = false
+                handler.refusal = .error(502, "cannot connect to \(tunnel.authority) for the upgrade: \(TLSFailure.reason(error) ?? "\(error)")")
+                handler.respond(context: context, head: head)
+            }
         }
     }
 

@@ -13,6 +13,8 @@ final class ProxyMetrics: Sendable {
     let connectionsAccepted: Counter
     let connectionsRefused: Counter
     let tunnels: Counter
+    let interceptedTunnels: Counter
+    let interceptionRefusals: Counter
     private let unreachableOrigins: Gauge
     private let responsesByClass: [Counter]
 
@@ -41,6 +43,10 @@ final class ProxyMetrics: Sendable {
         connectionsRefused = registry.makeCounter(
             descriptor: name("proxy_connections_refused", "total", "Client connections refused at the connection limit"))
         tunnels = registry.makeCounter(descriptor: name("proxy_tunnels", "total", "CONNECT tunnels opened"))
+        interceptedTunnels = registry.makeCounter(
+            descriptor: name("proxy_intercepted_tunnels", "total", "CONNECT tunnels whose TLS the proxy answered, to cache HTTPS"))
+        interceptionRefusals = registry.makeCounter(
+            descriptor: name("proxy_interception_refusals", "total", "CONNECT tunnels refused because the host's own certificate failed verification"))
         unreachableOrigins = registry.makeGauge(
             descriptor: name("unreachable_origins", "", "Origins that could not be reached and are skipped for now"))
         let responses = name("proxy_responses", "total", "Responses sent, by status class")

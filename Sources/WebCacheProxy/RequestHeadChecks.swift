@@ -45,6 +45,14 @@ enum RequestHeadChecks {
             }
     }
 
+    /// Whether the request asks to switch to WebSocket (RFC 6455 §4.1): a GET with
+    /// `Upgrade: websocket` and `Connection: upgrade`.
+    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.method == .GET
+            && head.headers["Upgrade"].contains { $0.lowercased().contains("websocket") }
+            && head.headers["Connection"].contains { $0.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "upgrade" } }
+    }
+
     /// The `Content-Length` the head declares, when it is one valid number.
     static func declaredLength(_ head: HTTPRequestHead) -> Int? {
         let values = head.headers["Content-Length"]

@@ -7,6 +7,7 @@ import Logging
 import NIOPosix
 import WebCache
 import WebCacheProxy
+import WebCacheTLS
 
 /// `webcache proxy`: a caching HTTP proxy (shared-cache rules) for any browser engine.
 struct ProxyCommand: AsyncParsableCommand {
@@ -18,7 +19,11 @@ struct ProxyCommand: AsyncParsableCommand {
             Forward: webcache proxy --listen 127.0.0.1:3128 --allow-destination 127.0.0.1
             The proxy listens on loopback unless --listen names another address. It uses \
             shared-cache rules: private responses are never stored. In forward mode CONNECT \
-            is tunnelled byte for byte (HTTPS passes through uncached). Metrics in Prometheus \
+            is tunnelled byte for byte (HTTPS passes through uncached) unless \
+            --intercept-https: then the proxy answers TLS inside tunnels with certificates from \
+            this cache's own authority (webcache ca prints it; clients must trust it), checks \
+            each host's real certificate first (the system's roots and --cacert; a host that \
+            fails gets 502, never a certificate), and caches HTTPS like HTTP. Metrics in Prometheus \
             text format at --metrics-path. On SIGINT/SIGTERM it stops accepting, lets requests \
             in flight finish (up to 10 s) and exits.
             Offline: forward mode serves one person's browser and is as offline-first as the \
@@ -67,6 +72,12 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What may be served while the origin is unreachable: personal (offline-first; the default in forward mode) or shared (RFC 9111 only; the default in reverse mode).", valueName: "posture"))
     var offlinePosture: String?
 
+    @Flag(help: "Forward mode: open HTTPS inside CONNECT tunnels (TLS answered with certificates from 'webcache ca') and cache it.")
+    var interceptHttps = false
+
+    @Option(help: ArgumentHelp("With --intercept-https: a host (or domain, or *.domain) to intercept; repeatable. Without any, every host is (loopback --listen only).", valueName: "pattern"))
+    var interceptHost: [String] = []
+
     @Option(help: ArgumentHelp("Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).", valueName: "count"))
     var threads: Int?
 
@@ -81,6 +92,8 @@ struct ProxyCommand: AsyncParsableCommand {
         if let offlinePosture, HTTPCache.OfflinePosture(rawValue: offlinePosture) == nil {
             throw ValidationError("--offline-posture must be personal or shared, not '\(offlinePosture)'")
         }
+        if !interceptHost.isEmpty && !interceptHttps { throw ValidationError("--intercept-host needs --intercept-https") }
+        if interceptHttps && upstream != nil { throw ValidationError("--intercept-https is for forward mode; it cannot go with --upstream") }
         if let threads, threads <= 0 { throw ValidationError("--threads must be positive, not \(threads)") }
         guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
             throw ValidationError("--metrics-path must start with '/' (or be 'none'), not '\(metricsPath)'")
@@ -91,8 +104,10 @@ struct ProxyCommand: AsyncParsableCommand {
         try await reportingFailures {
             let (host, port) = try parseAddress(listen, option: "--listen")
             MemoryAllocation.tuneForServing()
+            let trust = try network.trust(cache)
+            let interception = try interceptHttps ? makeInterception(trust: trust) : nil
             let origin = AsyncHTTPClientOrigin(
-                connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout))
+                connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout), trust: trust)
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info
@@ -115,6 +130,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
                 maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
             proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
+            proxyConfiguration.tlsInterception = interception
             let proxy = CachingProxy(cache: httpCache, configuration: proxyConfiguration, logger: logger, group: group)
             let serving = Task { try await proxy.run() }
             let signals = onStopSignals { serving.cancel() }
@@ -127,6 +143,16 @@ struct ProxyCommand: AsyncParsableCommand {
             if case .failure(let error) = result, !(error is CancellationError) {
                 throw CommandFailure(.unavailable, "the proxy stopped: \(error)")
             }
+        }
+    }
+
+    /// Interception with this cache's certificate authority (made on first use).
+    private func makeInterception(trust: OriginTrust) throws -> TLSInterception {
+        do {
+            let authority = try CertificateAuthority.load(orCreateIn: cache.certificateAuthorityFolder)
+            return try TLSInterception(authority: authority, hosts: interceptHost, upstreamTrust: trust)
+        } catch let error as CertificateAuthorityError {
+            throw CommandFailure(.cacheUnusable, "cannot use the certificate authority: \(error)")
         }
     }
 }

@@ -1,0 +1,167 @@
+import NIOCore
+import NIOTLS
+import NIOPosix
+import NIOSSL
+import WebCache
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the proxy knows of an intercepted host's own certificate.
+enum UpstreamVerdict: Sendable, Equatable {
+    /// A TLS handshake with the host verified its certificate and name.
+    case verified
+    /// The host could not be reached, so nothing is known of its certificate; the tunnel is
+    /// intercepted anyway, to serve what the cache holds (fetched over verified TLS).
+    case unreachable(String)
+    /// The host's certificate failed: its tunnels are refused, with this reason.
+    case refused(String)
+    /// The host does not complete a TLS handshake (it is not a TLS server, or speaks a TLS the
+    /// proxy does not): its tunnels pass through byte for byte, as without interception.
+    case notIntercepted(String)
+}
+
+/// Checks, before a tunnel is intercepted, that its host's certificate verifies: one TLS
+/// handshake with the host (the same trust as the origin client), its verdict kept for a while
+/// and shared by the tunnels that ask at once.
+final class UpstreamVerification: Sendable {
+    private struct Kept {
+        var verdict: UpstreamVerdict
+        var until: NIODeadline
+    }
+
+    private let context: NIOSSLContext
+    private let verifiedFor: TimeAmount
+    private let refusedFor: TimeAmount
+    /// A host found unreachable is not tried again for this long (a silent network would
+    /// otherwise cost every tunnel a timeout).
+    private let unreachableFor: TimeAmount = .seconds(10)
+    private let timeout: TimeAmount
+    private let kept = Locked([String: Kept]())
+    private let checking = Locked([String: [EventLoopPromise<UpstreamVerdict>]]())
+
+    init(interception: TLSInterception, timeout: Duration) throws {
+        self.context = try NIOSSLContext(configuration: interception.upstreamTrust.clientConfiguration())
+        self.verifiedFor = .nanoseconds(interception.verifiedFor.nanoseconds)
+        self.refusedFor = .nanoseconds(interception.refusedFor.nanoseconds)
+        self.timeout = .nanoseconds(timeout.nanoseconds)
+    }
+
+    /// The verdict on `destination`: kept, or checked now (one check at a time per host).
+    func verdict(for destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+        let key = "\(destination.host.lowercased()):\(destination.port)"
+        let now = NIODeadline.now()
+        if let known = kept.withLock({ $0[key] }), known.until > now {
+            return eventLoop.makeSucceededFuture(known.verdict)
+        }
+        let promise = eventLoop.makePromise(of: UpstreamVerdict.self)
+        let first = checking.withLock { checking -> Bool in
+            if checking[key] != nil {
+                checking[key]!.append(promise)
+                return false
+            }
+            checking[key] = [promise]
+            return true
+        }
+        guard first else { return promise.futureResult }
+        handshake(with: destination, on: eventLoop).whenSuccess { verdict in
+            let lifetime: TimeAmount
+            switch verdict {
+            case .verified: lifetime = self.verifiedFor
+            case .refused, .notIntercepted: lifetime = self.refusedFor
+            case .unreachable: lifetime = self.unreachableFor
+            }
+            self.kept.withLock { kept in
+                if kept.count >= 4096 { kept.removeAll(keepingCapacity: true) }
+                kept[key] = Kept(verdict: verdict, until: .now() + lifetime)
+            }
+            for waiter in self.checking.withLock({ $0.removeValue(forKey: key) ?? [] }) { waiter.succeed(verdict) }
+        }
+        return promise.futureResult
+    }
+
+    /// Connects to `destination` and completes a TLS handshake that verifies its certificate.
+    private func handshake(with destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+        let outcome = eventLoop.makePromise(of: UpstreamVerdict.self)
+        let name = (try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil
+        let context = self.context
+        let timeout = self.timeout
+        let deadline = eventLoop.scheduleTask(in: timeout) {
+            outcome.succeed(.unreachable("no TLS handshake within \(timeout.nanoseconds / 1_000_000_000) s"))
+        }
+        outcome.futureResult.whenComplete { _ in deadline.cancel() }
+        ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+                    try channel.pipeline.syncOperations.addHandler(HandshakeOutcome(outcome))
+                }
+            }
+            .connect(host: destination.host, port: destination.port)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    outcome.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                case .failure(let error):
+                    outcome.succeed(.unreachable(AsyncHTTPClientOrigin.connectionFailure(error) ?? "\(error)"))
+                }
+            }
+        return outcome.futureResult
+    }
+}
+
+/// Reports how a TLS handshake ended.
+private final class HandshakeOutcome: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let outcome: EventLoopPromise<UpstreamVerdict>
+
+    init(_ outcome: EventLoopPromise<UpstreamVerdict>) {
+        self.outcome = outcome
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { outcome.succeed(.verified) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let reason = TLSFailure.certificateProblem(error) {
+            outcome.succeed(.refused(reason))
+        } else if let reason = TLSFailure.reason(error) {
+            outcome.succeed(.notIntercepted(reason))
+        } else if AsyncHTTPClientOrigin.connectionDropped(error) {
+            outcome.succeed(.notIntercepted("the connection closed during the TLS handshake (\(error))"))
+        } else {
+            outcome.succeed(.unreachable("\(error)"))
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        outcome.succeed(.notIntercepted("the connection closed during the TLS handshake (not a TLS server?)"))
+        context.fireChannelInactive()
+    }
+}
+
+extension UpstreamVerification {
+    /// A TLS connection to `destination` whose certificate is verified, for a tunnel spliced
+    /// through (a WebSocket upgrade).
+    func connect(to destination: TunnelDestination, on eventLoop: any EventLoop, timeout: Duration) -> EventLoopFuture<any Channel> {
+        let name = (try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil
+        let context = self.context
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(.nanoseconds(timeout.nanoseconds))
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+                }
+            }
+            .connect(host: destination.host, port: destination.port)
+    }
+}
