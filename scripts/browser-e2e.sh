@@ -9,16 +9,19 @@
 # a screenshot of each page is saved. Then it removes one resource and checks that the same
 # check fails. Then the same site sent with `Cache-Control: no-cache` (what most sites send for
 # HTML), preloaded, read offline twice: with the origin's port closed, and with an origin that
-# accepts connections and never answers (the proxy's network timeout). Exit 0 only if all of
-# that holds. Nothing leaves the machine.
+# accepts connections and never answers (the proxy's network timeout). Then the site over HTTPS
+# (its own test CA, which the proxy and preloader are given with --cacert): the proxy intercepts
+# TLS with the cache's authority (`webcache ca`), which Chromium trusts through an NSS database in
+# its HOME; preloaded, origin stopped, every page read offline exactly as online. Exit 0 only if
+# all of that holds. Nothing leaves the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
-if ! command -v chromium >/dev/null; then
-  echo "installing chromium"
+if ! command -v chromium >/dev/null || ! command -v certutil >/dev/null; then
+  echo "installing chromium and libnss3-tools"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libnss3-tools >/dev/null
 fi
 swift build --product webcache >/dev/null
 bin="$PWD/.build/debug/webcache"
@@ -34,7 +37,8 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_for() { for _ in $(seq 100); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done; echo "timed out waiting for $1" >&2; return 1; }
+curl_trust=()
+wait_for() { for _ in $(seq 100); do curl -s "${curl_trust[@]}" -o /dev/null "$1" && return 0; sleep 0.1; done; echo "timed out waiting for $1" >&2; return 1; }
 
 origin_port=$(free_port)
 proxy_port=$(free_port)
@@ -43,8 +47,10 @@ proxy="http://127.0.0.1:$proxy_port"
 pages=(index.html guide.html gallery.html)
 
 cache_dir="$work/cache"
+proxy_flags=()
+preload_flags=()
 start_proxy() {
-  "$bin" proxy --cache-dir "$cache_dir" --listen "127.0.0.1:$proxy_port" --allow-destination 127.0.0.1 >"$work/proxy.log" 2>&1 &
+  "$bin" proxy --cache-dir "$cache_dir" --listen "127.0.0.1:$proxy_port" --allow-destination 127.0.0.1 "${proxy_flags[@]}" >"$work/proxy.log" 2>&1 &
   proxy_pid=$!
   pids+=("$proxy_pid")
   wait_for "$proxy/_webcache/metrics"
@@ -59,10 +65,11 @@ browse() { # page name-suffix → DOM in $work/$2.html, log in $work/$2.log, scr
     --proxy-server="$proxy" --proxy-bypass-list='<-loopback>' 
     --enable-logging=stderr --v=0 --virtual-time-budget=5000 --window-size=1024,900)
   # A new profile each time: the browser's own HTTP cache must not answer for the proxy.
+  # HOME holds the NSS database (the certificates Chromium trusts) for the HTTPS part.
   rm -rf "$work/profile"
-  timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --dump-dom "$site/$page" >"$work/$tag.html" 2>"$work/$tag.log"
+  HOME="$work/home" timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --dump-dom "$site/$page" >"$work/$tag.html" 2>"$work/$tag.log"
   rm -rf "$work/profile"
-  timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --screenshot="$out/$tag.png" "$site/$page" >/dev/null 2>>"$work/$tag.log"
+  HOME="$work/home" timeout 60 chromium "${flags[@]}" --user-data-dir="$work/profile" --screenshot="$out/$tag.png" "$site/$page" >/dev/null 2>>"$work/$tag.log"
 }
 
 failed_requests() { grep -E "Failed to load resource|net::ERR_" "$work/$1.log" || true; }
@@ -88,8 +95,9 @@ offline_check() { # → 0 when every page rendered offline from the cache exactl
   return $ok
 }
 
+origin_flags=()
 start_origin() { # [Cache-Control]
-  "$bin" demo --serve "127.0.0.1:$origin_port" --latency 0 --cache-control "${1:-public, max-age=3600}" >"$work/origin.log" 2>&1 &
+  "$bin" demo --serve "127.0.0.1:$origin_port" --latency 0 --cache-control "${1:-public, max-age=3600}" "${origin_flags[@]}" >"$work/origin.log" 2>&1 &
   origin_pid=$!
   pids+=("$origin_pid")
   wait_for "$site/index.html"
@@ -97,7 +105,7 @@ start_origin() { # [Cache-Control]
 
 preload_and_render_online() {
   echo "preloading $site"
-  "$bin" preload --cache-dir "$cache_dir" "${pages[@]/#/$site/}" 2>/dev/null
+  "$bin" preload --cache-dir "$cache_dir" "${preload_flags[@]}" "${pages[@]/#/$site/}" 2>/dev/null
   echo "online reference render"
   for page in "${pages[@]}"; do
     browse "$page" "online-${page%.html}"
@@ -112,7 +120,7 @@ preload_and_render_online() {
 
 stop_origin() {
   kill "$origin_pid"; wait "$origin_pid" 2>/dev/null || true
-  if curl -s -o /dev/null "$site/index.html"; then echo "the origin is still up"; exit 1; fi
+  if curl -s "${curl_trust[@]}" -o /dev/null "$site/index.html"; then echo "the origin is still up"; exit 1; fi
 }
 
 start_origin
@@ -163,3 +171,25 @@ echo "origin gone (port closed); rendering offline through the proxy"
 started=$(date +%s%N)
 if ! offline_check; then echo "FAIL: the no-cache site does not render offline with the origin refusing"; exit 1; fi
 echo "ok: rendered offline with the origin refusing, in $(( ($(date +%s%N) - started) / 1000000 )) ms; $(metric webcache_unreachable_skips_total) answers without trying the origin"
+
+echo "HTTPS: the site over TLS with its own test CA, the proxy intercepting with the cache's authority"
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+cache_dir="$work/cache-https"
+site="https://127.0.0.1:$origin_port"
+origin_flags=(--tls-authority "$work/origin-ca")
+curl_trust=(--cacert "$work/origin-ca/ca.pem")
+start_origin
+proxy_flags=(--intercept-https --cacert "$work/origin-ca/ca.pem")
+preload_flags=(--cacert "$work/origin-ca/ca.pem")
+# Chromium trusts the proxy's authority (and only it: not the origin's CA) through NSS.
+mkdir -p "$work/home/.pki/nssdb"
+certutil -d "sql:$work/home/.pki/nssdb" -N --empty-password
+certutil -d "sql:$work/home/.pki/nssdb" -A -t "C,," -n "WebCache local CA" -i "$("$bin" ca --cache-dir "$cache_dir" --path)"
+start_proxy
+preload_and_render_online
+intercepted=$(metric webcache_proxy_intercepted_tunnels_total)
+[ "$intercepted" -gt 0 ] || { echo "FAIL: no tunnel was intercepted: the browser did not go through the proxy's TLS"; exit 1; }
+stop_origin
+echo "origin stopped; rendering the HTTPS site offline through the intercepting proxy"
+if ! offline_check; then echo "FAIL: the HTTPS site does not render offline from the cache"; exit 1; fi
+echo "ok: every HTTPS page rendered offline from the cache, identical to online ($(metric webcache_proxy_intercepted_tunnels_total) intercepted tunnels)"

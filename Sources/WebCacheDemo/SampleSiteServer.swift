@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -18,35 +19,40 @@ public final class SampleSiteServer: Sendable {
 
     /// The port it listens on.
     public let port: Int
+    /// Whether it speaks HTTPS.
+    public let secure: Bool
 
     /// Starts serving on `host`:`port` (0 picks a free port). Every file is sent with
     /// `Cache-Control: cacheControl` (`public, max-age=3600` unless told otherwise; `no-cache` is
-    /// what most sites send for their HTML).
+    /// what most sites send for their HTML). With `tls`, it speaks HTTPS.
     public static func start(
-        host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero, cacheControl: String = "public, max-age=3600"
+        host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero, cacheControl: String = "public, max-age=3600",
+        tls: NIOSSLContext? = nil
     ) async throws -> SampleSiteServer {
         let served = NIOLockedValueBox(0)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(SiteHandler(latency: latency, cacheControl: cacheControl, served: served))
                 }
             }
             .bind(host: host, port: port)
             .get()
-        return SampleSiteServer(channel: channel, served: served)
+        return SampleSiteServer(channel: channel, served: served, secure: tls != nil)
     }
 
-    private init(channel: any Channel, served: NIOLockedValueBox<Int>) {
+    private init(channel: any Channel, served: NIOLockedValueBox<Int>, secure: Bool) {
         self.channel = channel
+        self.secure = secure
         self.port = channel.localAddress?.port ?? 0
         self.served = served
     }
 
-    /// The site's root URL: `http://127.0.0.1:PORT`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// The site's root URL: `http://127.0.0.1:PORT` (`https` with TLS).
+    public var baseURL: URL { URL(string: "\(secure ? "https" : "http")://127.0.0.1:\(port)")! }
 
     /// How many requests it has answered.
     public var requestsServed: Int { served.withLockedValue { $0 } }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import NIOSSL
+import WebCacheTLS
 import Dispatch
 import Foundation
 import WebCache
@@ -29,7 +31,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The Cache-Control the sample site sends (e.g. 'no-cache', as most sites do for HTML).", valueName: "value"))
     var cacheControl: String = "public, max-age=3600"
 
+    @Option(help: ArgumentHelp("With --serve: speak HTTPS, with a certificate from a test authority kept in this folder (made if missing); clients trust its ca.pem.", valueName: "dir"))
+    var tlsAuthority: String?
+
     func validate() throws {
+        if tlsAuthority != nil && serve == nil { throw ValidationError("--tls-authority goes with --serve") }
         guard (0...10_000).contains(latency) else { throw ValidationError("--latency must be between 0 and 10000 ms") }
         if let serve { _ = try parseAddress(serve, option: "--serve") }
         guard !cacheControl.isEmpty, !cacheControl.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
@@ -49,8 +55,18 @@ struct DemoCommand: AsyncParsableCommand {
 
     private func serveOnly(_ address: String) async throws {
         let (host, port) = try parseAddress(address, option: "--serve")
-        let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency), cacheControl: cacheControl)
-        print("serving the sample site at http://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops")
+        var tls: NIOSSLContext?
+        if let tlsAuthority {
+            do {
+                let authority = try CertificateAuthority.load(orCreateIn: URL(fileURLWithPath: tlsAuthority))
+                tls = try authority.makeServerContext(for: host)
+                print("HTTPS with a certificate from the test authority \(authority.certificateFile?.path ?? tlsAuthority)")
+            } catch {
+                throw CommandFailure(.usage, "cannot set up HTTPS with the authority in \(tlsAuthority): \(error)")
+            }
+        }
+        let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency), cacheControl: cacheControl, tls: tls)
+        print("serving the sample site at \(tls == nil ? "http" : "https")://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops")
         let signals = onStopSignals { Task { try? await server.stop() } }
         try await server.waitUntilClosed()
         signals.forEach { $0.cancel() }
