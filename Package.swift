@@ -130,6 +130,19 @@ let package = Package(
             ],
             path: "Benchmarks/WebCacheBenchmarks"
         ),
+        .executableTarget(
+            name: "https-load",
+            dependencies: [
+                "WebCacheTLS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/HTTPSLoad"
+        ),
         .target(
             name: "WebCacheTestSupport",
             dependencies: [

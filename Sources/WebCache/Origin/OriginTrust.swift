@@ -33,6 +33,9 @@ public struct OriginTrust: Sendable {
     public init(certificateFiles files: [String]) throws {
         var authorities: [NIOSSLCertificate] = []
         for file in files {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw PolicyError("cannot read the certificate authority file \(file): no such file, or not readable")
+            }
             do {
                 let certificates = try NIOSSLCertificate.fromPEMFile(file)
                 guard !certificates.isEmpty else { throw PolicyError("\(file) holds no PEM certificate") }
@@ -40,7 +43,7 @@ public struct OriginTrust: Sendable {
             } catch let error as PolicyError {
                 throw error
             } catch {
-                throw PolicyError("cannot use \(file) as a certificate authority: \(error)", cause: error)
+                throw PolicyError("\(file) is not a PEM certificate file (\(error))")
             }
         }
         self.additionalAuthorities = authorities

@@ -11,6 +11,10 @@ extension InterceptedTunnel {
         let tunnel = InterceptedTunnel(host: destination.host, port: destination.port)
         return TunnelSniffer(
             intercept: { context in
+                // TLS ends with close_notify: a TCP half-close is the end (otherwise TLS, having
+                // sent its close_notify, would wait out its shutdown timeout for one that never
+                // comes, holding the connection).
+                try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
                 let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
                 let pipeline = context.pipeline.syncOperations
                 try pipeline.addHandler(NIOSSLServerHandler(context: tls), position: .after(context.handler))
