@@ -165,6 +165,7 @@ let package = Package(
                 "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
                 "WebCacheTLS", "webcache",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -8,11 +8,13 @@
 # cache serves from one thread/worker. Per size: requests per second with keep-alive (CONNS
 # connections), p50/p99, and server CPU per request; then new connections per second, each a full
 # TLS handshake (no session resumption on either side) and one 1 KB request (HS_CONNS at once) —
-# for WebCache a CONNECT, a handshake with an already-minted certificate and one request; then
+# for WebCache a CONNECT, a handshake with an already-minted certificate and one request (with
+# the same key exchange for both, P-256, and then with WebCache's post-quantum default); then
 # the cost of minting a certificate. Every hit is checked: the origin must see no request during
 # the measured runs. Nothing leaves the machine.
 #
 #   scripts/bench-https.sh                  # SIZES="1k 16k 128k 1m" DURATION=10 CONNS=64 HS_CONNS=16
+#   PERF_OUT=/tmp/https.perf SIZES=128k scripts/bench-https.sh   # also perf-record WebCache's runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -20,6 +22,7 @@ SIZES=${SIZES:-"1k 16k 128k 1m"}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
 HS_CONNS=${HS_CONNS:-16}
+HS_CURVE=${HS_CURVE:-p256}
 
 if ! command -v nginx >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
@@ -91,7 +94,7 @@ http {
 CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' & front_master=$!; pids+=($front_master)
-taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen 127.0.0.1:9644 --intercept-https --cacert "$work/certs/origin-ca.pem" \
+taskset -c 0 ${WEBCACHE_PREFIX:-} "$bin" proxy --cache-dir "$work/cache" --listen 127.0.0.1:9644 --intercept-https --cacert "$work/certs/origin-ca.pem" \
   --threads 1 --metrics-path none >"$work/webcache.log" 2>&1 & webcache_pid=$!; pids+=($webcache_pid)
 for _ in $(seq 100); do
   curl -s -o /dev/null --cacert "$work/certs/front-ca.pem" https://127.0.0.1:9643/ && \
@@ -108,10 +111,11 @@ for size in $SIZES; do
 done
 server_ticks() { # pids… → user+system clock ticks
   local total=0
-  for pid in "$@"; do total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
+  for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
   echo "$total"
 }
-front_pids=("$front_master" $(ps --ppid "$front_master" -o pid= | tr -d ' '))
+# The master and its worker (not the cache loader, which exits).
+front_pids=("$front_master" $(ps --ppid "$front_master" -o pid=,args= | awk '/worker process/ { print $1 }'))
 ticks_per_second=$(getconf CLK_TCK)
 origin_before=$(wc -l <"$work/origin-access.log")
 
@@ -122,7 +126,13 @@ run() { # name ticks-pids… -- load arguments…
   shift
   local before after result requests
   before=$(server_ticks "${server[@]}")
+  local perf_pid=
+  if [ -n "${PERF_OUT:-}" ] && [[ "$name" == WebCache* ]]; then
+    perf record -q -F 2000 -g -p "${server[0]}" -o "$PERF_OUT.$(echo "$name" | tr -c 'a-zA-Z0-9' '-')" -- sleep "$((${DURATION%.*} + 1))" 2>/dev/null &
+    perf_pid=$!
+  fi
   result=$(taskset -c 1 "$load" "$@" --duration "$DURATION")
+  [ -z "$perf_pid" ] || wait "$perf_pid" || true
   after=$(server_ticks "${server[@]}")
   requests=$(echo "$result" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
   echo "$result" | python3 -c '
@@ -145,8 +155,12 @@ for size in $SIZES; do
   run "WebCache, keep-alive, $size" "$webcache_pid" -- --proxy 127.0.0.1:9644 --target 127.0.0.1:9601 --cacert "$work/certs/front-ca.pem" --path "/$size.bin" --connections "$CONNS"
 done
 first=$(echo "$SIZES" | awk '{ print $1 }')
-run "nginx, new TLS connection each, $first" "${front_pids[@]}" -- --target 127.0.0.1:9643 --cacert "$work/certs/front-ca.pem" --path "/$first.bin" --connections "$HS_CONNS" --handshakes
-run "WebCache, CONNECT + new TLS connection each, $first" "$webcache_pid" -- --proxy 127.0.0.1:9644 --target 127.0.0.1:9601 --cacert "$work/certs/front-ca.pem" --path "/$first.bin" --connections "$HS_CONNS" --handshakes
+# Handshakes: the same key exchange for both (P-256, which nginx chose with the client's default
+# list; its OpenSSL 3.0 has no ML-KEM and refused X25519 here), then WebCache with what BoringSSL
+# clients such as Chromium negotiate with it (X25519MLKEM768).
+run "nginx, new TLS connection each ($HS_CURVE), $first" "${front_pids[@]}" -- --target 127.0.0.1:9643 --cacert "$work/certs/front-ca.pem" --path "/$first.bin" --connections "$HS_CONNS" --handshakes --curve "$HS_CURVE"
+run "WebCache, CONNECT + new TLS connection each ($HS_CURVE), $first" "$webcache_pid" -- --proxy 127.0.0.1:9644 --target 127.0.0.1:9601 --cacert "$work/certs/front-ca.pem" --path "/$first.bin" --connections "$HS_CONNS" --handshakes --curve "$HS_CURVE"
+run "WebCache, CONNECT + new TLS connection each (X25519MLKEM768), $first" "$webcache_pid" -- --proxy 127.0.0.1:9644 --target 127.0.0.1:9601 --cacert "$work/certs/front-ca.pem" --path "/$first.bin" --connections "$HS_CONNS" --handshakes
 origin_after=$(wc -l <"$work/origin-access.log")
 echo
 echo "origin requests during the measured runs: $((origin_after - origin_before)) (must be 0: every answer a hit)"

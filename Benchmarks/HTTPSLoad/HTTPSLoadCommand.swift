@@ -34,6 +34,9 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
     @Option(help: "Seconds to run (after a one-second warm-up).")
     var duration = 10.0
 
+    @Option(help: "The only key exchange group offered: x25519, p256 or x25519mlkem768 (default: BoringSSL's list, which prefers X25519MLKEM768).")
+    var curve: String?
+
     @Flag(help: "A new connection (CONNECT and full TLS handshake) for every request, instead of keep-alive.")
     var handshakes = false
 
@@ -60,6 +63,11 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(trust)
         tls.applicationProtocols = ["http/1.1"]
+        if let curve {
+            let groups: [String: NIOTLSCurve] = ["x25519": .x25519, "p256": .secp256r1, "x25519mlkem768": .x25519_MLKEM768]
+            guard let group = groups[curve] else { throw ValidationError("--curve must be one of \(groups.keys.sorted().joined(separator: ", "))") }
+            tls.curves = [group]
+        }
         let plan = LoadPlan(
             target: try Address(target), proxy: try proxy.map(Address.init), path: path, tls: try NIOSSLContext(configuration: tls),
             keepAlive: !handshakes)

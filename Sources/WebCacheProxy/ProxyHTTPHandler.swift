@@ -404,7 +404,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .notIntercepted:
                 return eventLoop.makeSucceededFuture(nil)
             case .verified, .unreachable:
-                return interception.certificates.serverContext(for: destination.host, on: eventLoop).map { $0 }
+                return interception.certificates.serverContext(
+                    for: destination.host, port: destination.port, on: eventLoop, vetting: interception.verification.vetting(for: destination)
+                ).map { $0 }
             }
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: eventLoop)

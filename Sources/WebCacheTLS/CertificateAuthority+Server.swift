@@ -3,11 +3,11 @@ import NIOSSL
 import X509
 
 extension CertificateAuthority {
-    /// A TLS server context for `host` with a new key and a certificate from this authority:
+    /// A TLS server context for `hosts` with a new key and a certificate from this authority:
     /// for a test or demo origin whose clients trust this authority.
-    public func makeServerContext(for host: String) throws -> NIOSSLContext {
+    public func makeServerContext(for hosts: [String]) throws -> NIOSSLContext {
         let key = P256.Signing.PrivateKey()
-        let certificate = try issueServerCertificate(for: host, publicKey: key.publicKey)
+        let certificate = try issueServerCertificate(for: hosts, publicKey: key.publicKey)
         let configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.serializeAsPEM().pemString.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)))

@@ -90,11 +90,20 @@ public final class CertificateAuthority: Sendable {
     public func issueServerCertificate(
         for host: String, publicKey: P256.Signing.PublicKey, validity: Duration = .seconds(180 * 86_400)
     ) throws -> Certificate {
+        try issueServerCertificate(for: [host], publicKey: publicKey, validity: validity)
+    }
+
+    /// The same for several names (the first is the subject's common name).
+    public func issueServerCertificate(
+        for hosts: [String], publicKey: P256.Signing.PublicKey, validity: Duration = .seconds(180 * 86_400)
+    ) throws -> Certificate {
+        guard let host = hosts.first else { throw CertificateAuthorityError("a server certificate needs at least one name") }
         let now = Date()
         let end = min(now.addingTimeInterval(Double(validity.components.seconds)), certificate.notValidAfter)
         let leafKey = Certificate.PublicKey(publicKey)
-        let alternativeName: GeneralName = IPAddressBytes.parse(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) }
-            ?? .dnsName(host)
+        let alternativeNames: [GeneralName] = hosts.map { host in
+            IPAddressBytes.parse(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) } ?? .dnsName(host)
+        }
         let subject = try DistinguishedName {
             OrganizationName("WebCache")
             CommonName(String(host.prefix(64)))
@@ -107,7 +116,7 @@ public final class CertificateAuthority: Sendable {
                 Critical(BasicConstraints.notCertificateAuthority)
                 Critical(KeyUsage(digitalSignature: true))
                 try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames([alternativeName])
+                SubjectAlternativeNames(alternativeNames)
                 SubjectKeyIdentifier(hash: leafKey)
                 AuthorityKeyIdentifier(keyIdentifier: keyIdentifier)
             },

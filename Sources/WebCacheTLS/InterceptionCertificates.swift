@@ -15,11 +15,12 @@ import Foundation
 /// issued by a ``CertificateAuthority`` on first use, all on one process-wide P-256 key, and a
 /// TLS context that shows it.
 ///
-/// A context is made per `CONNECT` host (clients send no SNI for an IP address, so the host
-/// they connected to names the certificate); a client whose SNI names another host gets that
-/// host's certificate during the handshake. Both are kept in least-recently-used tables, and
-/// clients asking for the same new host at once share one mint. Only `http/1.1` is offered by
-/// ALPN.
+/// A context is made per `CONNECT` destination (clients send no SNI for an IP address, so the
+/// host they connected to names the certificate); a client whose SNI names another host gets
+/// that host's certificate during the handshake — once the caller's vetting has confirmed the
+/// destination really is that host (its own certificate verifies for the name). Both are kept
+/// in least-recently-used tables, and clients asking for the same new host at once share one
+/// mint. Only `http/1.1` is offered by ALPN.
 public final class InterceptionCertificates: Sendable {
     /// The authority that issues the certificates.
     public let authority: CertificateAuthority
@@ -50,11 +51,19 @@ public final class InterceptionCertificates: Sendable {
     /// Certificates issued so far.
     public var minted: Int { mints.withLockedValue { $0 } }
 
-    /// The TLS context for a tunnel to `host` (the `CONNECT` host): made and its certificate
-    /// minted on first use, coalesced with others asking for the same host.
-    public func serverContext(for host: String, on eventLoop: any EventLoop) -> EventLoopFuture<NIOSSLContext> {
+    /// Confirms that a tunnel's destination is the host a client names in its SNI (fails
+    /// otherwise), before a certificate for that name is shown.
+    public typealias ServerNameVetting = @Sendable (_ serverName: String, _ eventLoop: any EventLoop) -> EventLoopFuture<Void>
+
+    /// The TLS context for a tunnel to `host`:`port` (the `CONNECT` destination): made and its
+    /// certificate minted on first use, coalesced with others asking for the same destination.
+    /// A client whose SNI names another host gets a certificate for that name only once
+    /// `vetting` succeeds for it (without vetting, always); otherwise its handshake fails.
+    public func serverContext(
+        for host: String, port: Int = 443, on eventLoop: any EventLoop, vetting: ServerNameVetting? = nil
+    ) -> EventLoopFuture<NIOSSLContext> {
         let host = Self.normalized(host)
-        return contexts.value(for: host, on: eventLoop) { [self] in
+        return contexts.value(for: "\(host):\(port)", on: eventLoop) { [self] in
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: [.certificate(try certificate(forNormalized: host))], privateKey: .privateKey(leafKeyForTLS))
             configuration.applicationProtocols = ["http/1.1"]
@@ -65,7 +74,9 @@ public final class InterceptionCertificates: Sendable {
                     promise.succeed(.noChanges)
                     return
                 }
-                certificates.value(for: sni, on: promise.futureResult.eventLoop) { try self.mint(sni) }
+                let loop = promise.futureResult.eventLoop
+                let vetted = vetting?(sni, loop) ?? loop.makeSucceededVoidFuture()
+                vetted.flatMap { self.certificates.value(for: sni, on: loop) { try self.mint(sni) } }
                     .map { certificate in
                         var change = NIOSSLContextConfigurationOverride()
                         change.certificateChain = [.certificate(certificate)]

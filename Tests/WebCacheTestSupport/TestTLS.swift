@@ -12,9 +12,14 @@ public struct TestTLS: Sendable {
 
     /// A server certificate for `name` issued by `authority` (a new one by default).
     public init(name: String = "127.0.0.1", authority: CertificateAuthority? = nil) throws {
+        try self.init(names: [name], authority: authority)
+    }
+
+    /// A server certificate for all of `names`.
+    public init(names: [String], authority: CertificateAuthority? = nil) throws {
         let authority = try authority ?? CertificateAuthority.make(commonName: "WebCache test origin CA")
         self.authority = authority
-        self.context = try authority.makeServerContext(for: name)
+        self.context = try authority.makeServerContext(for: names)
     }
 
     /// Writes the authority's certificate into `directory` and returns the file's path (for

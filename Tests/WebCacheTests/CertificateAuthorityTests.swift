@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
@@ -89,5 +90,23 @@ struct CertificateAuthorityTests {
         #expect(certificates.minted == 1)
         for index in 0..<50 { _ = try await certificates.serverContext(for: "host\(index).example", on: group.next()).get() }
         #expect(certificates.count <= 20)
+    }
+
+    @Test("a certificate names a host by its DNS names only: exact, or a wildcard for one label; an IP address name never")
+    func namesByDNS() throws {
+        let authority = try CertificateAuthority.make()
+        let key = P256.Signing.PrivateKey()
+        func der(_ names: [String]) throws -> [UInt8] {
+            var serializer = DER.Serializer()
+            try serializer.serialize(try authority.issueServerCertificate(for: names, publicKey: key.publicKey))
+            return serializer.serializedBytes
+        }
+        let wildcard = try der(["*.example.com", "127.0.0.1"])
+        #expect(CertificateNames.certificate(wildcard, names: "www.example.com"))
+        #expect(CertificateNames.certificate(wildcard, names: "WWW.Example.com."))
+        #expect(!CertificateNames.certificate(wildcard, names: "example.com"))
+        #expect(!CertificateNames.certificate(wildcard, names: "a.b.example.com"))
+        #expect(!CertificateNames.certificate(wildcard, names: "127.0.0.1"))
+        #expect(CertificateNames.certificate(try der(["localhost"]), names: "localhost"))
     }
 }

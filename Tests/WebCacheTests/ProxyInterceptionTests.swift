@@ -232,6 +232,32 @@ struct ProxyInterceptionTests {
         }
     }
 
+    @Test("a client's SNI names the certificate when the destination's own certificate verifies for that name; otherwise no certificate")
+    func certificateFromSNI() async throws {
+        let both = TestOrigin(tls: try TestTLS(names: ["127.0.0.1", "localhost"]))
+        try await both.start()
+        defer { Task { try? await both.stop() } }
+        both.route("/page") { _ in .text("named", headers: [("Cache-Control", "max-age=600")]) }
+        let addressOnly = TestOrigin(tls: try TestTLS(name: "127.0.0.1", authority: both.tls?.authority))
+        try await addressOnly.start()
+        defer { Task { try? await addressOnly.stop() } }
+        addressOnly.route("/page") { _ in .text("address only") }
+        try await Self.withInterceptingProxy(trusting: both.tls?.authority) { port, _, authority in
+            // The client verifies the name "localhost": only a certificate minted from the SNI passes.
+            let named = try await TunnelClient.exchange(
+                proxyPort: port, target: "127.0.0.1:\(both.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
+                payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(both.port)\r\nConnection: close\r\n\r\n")
+            #expect(named.received.hasPrefix("HTTP/1.1 200"), "\(named.received)")
+            #expect(named.received.contains("named"))
+            // This origin is not "localhost": the handshake fails, nothing is answered.
+            let refused = try? await TunnelClient.exchange(
+                proxyPort: port, target: "127.0.0.1:\(addressOnly.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
+                payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(addressOnly.port)\r\nConnection: close\r\n\r\n")
+            #expect(refused.map { !$0.received.contains("address only") } ?? true)
+            #expect(addressOnly.count("/page") == 0)
+        }
+    }
+
     @Test("large stored bodies and ranges of them go over TLS whole (bodies sent from files on plain connections)")
     func largeBodiesOverTLS() async throws {
         let originTLS = try TestTLS()

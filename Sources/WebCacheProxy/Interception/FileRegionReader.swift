@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -19,6 +20,16 @@ final class FileRegionReader: ChannelOutboundHandler {
 
     /// Bytes read from a file for one write.
     static let sliceSize = 256 << 10
+
+    /// The buffer the last slice on this thread was read into, kept for the next: once TLS
+    /// has encrypted a slice (at the flush that ends the loop's tick) the buffer is this
+    /// thread's alone again and is refilled in place. A new buffer per slice would cost page
+    /// faults on every answer (its pages fresh from the kernel each time).
+    private final class Scratch: @unchecked Sendable {
+        var buffer = ByteBuffer()
+    }
+
+    private static let scratch = ThreadSpecificVariable<Scratch>()
 
     private var queue = CircularBuffer<(data: IOData, promise: EventLoopPromise<Void>?)>()
     private var reading = false
@@ -89,7 +100,16 @@ final class FileRegionReader: ChannelOutboundHandler {
     /// The next slice of `region`, which moves past it.
     private func read(_ region: inout FileRegion, allocator: ByteBufferAllocator) throws -> ByteBuffer {
         let count = min(region.readableBytes, Self.sliceSize)
-        var buffer = allocator.buffer(capacity: count)
+        let scratch = Self.scratch.currentValue ?? Scratch()
+        Self.scratch.currentValue = scratch
+        var buffer = scratch.buffer
+        scratch.buffer = ByteBuffer()
+        if buffer.capacity >= count {
+            buffer.clear()
+        } else {
+            buffer = allocator.buffer(capacity: Swift.max(count, 64 << 10))
+        }
+        defer { scratch.buffer = buffer }
         let offset = region.readerIndex
         try region.fileHandle.withUnsafeFileDescriptor { descriptor in
             var done = 0

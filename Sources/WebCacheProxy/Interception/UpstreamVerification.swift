@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import WebCache
 import WebCacheStore
+import WebCacheTLS
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -51,9 +52,10 @@ final class UpstreamVerification: Sendable {
         self.timeout = .nanoseconds(timeout.nanoseconds)
     }
 
-    /// The verdict on `destination`: kept, or checked now (one check at a time per host).
-    func verdict(for destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
-        let key = "\(destination.host.lowercased()):\(destination.port)"
+    /// The verdict on `destination`: kept, or checked now (one check at a time per host). The
+    /// certificate must be for `serverName` when given (a client's SNI), else for the host.
+    func verdict(for destination: TunnelDestination, serverName: String? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+        let key = "\(destination.host.lowercased()):\(destination.port)" + (serverName.map { " as \($0)" } ?? "")
         let now = NIODeadline.now()
         if let known = kept.withLock({ $0[key] }), known.until > now {
             return eventLoop.makeSucceededFuture(known.verdict)
@@ -68,7 +70,7 @@ final class UpstreamVerification: Sendable {
             return true
         }
         guard first else { return promise.futureResult }
-        handshake(with: destination, on: eventLoop).whenSuccess { verdict in
+        handshake(with: destination, serverName: serverName, on: eventLoop).whenSuccess { verdict in
             let lifetime: TimeAmount
             switch verdict {
             case .verified: lifetime = self.verifiedFor
@@ -84,10 +86,11 @@ final class UpstreamVerification: Sendable {
         return promise.futureResult
     }
 
-    /// Connects to `destination` and completes a TLS handshake that verifies its certificate.
-    private func handshake(with destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+    /// Connects to `destination` and completes a TLS handshake that verifies its certificate
+    /// (for `serverName`, or else the host).
+    private func handshake(with destination: TunnelDestination, serverName: String?, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
         let outcome = eventLoop.makePromise(of: UpstreamVerdict.self)
-        let name = (try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil
+        let name = serverName ?? ((try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil)
         let context = self.context
         let timeout = self.timeout
         let deadline = eventLoop.scheduleTask(in: timeout) {
@@ -99,7 +102,7 @@ final class UpstreamVerification: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
-                    try channel.pipeline.syncOperations.addHandler(HandshakeOutcome(outcome))
+                    try channel.pipeline.syncOperations.addHandler(HandshakeOutcome(outcome, requiredName: serverName))
                 }
             }
             .connect(host: destination.host, port: destination.port)
@@ -119,13 +122,26 @@ final class UpstreamVerification: Sendable {
 private final class HandshakeOutcome: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private let outcome: EventLoopPromise<UpstreamVerdict>
+    /// A name the certificate must list (NIOSSL also accepts an IP address name matching the
+    /// connected address, which proves nothing about a client's SNI).
+    private let requiredName: String?
 
-    init(_ outcome: EventLoopPromise<UpstreamVerdict>) {
+    init(_ outcome: EventLoopPromise<UpstreamVerdict>, requiredName: String?) {
         self.outcome = outcome
+        self.requiredName = requiredName
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event { outcome.succeed(.verified) }
+        if case TLSUserEvent.handshakeCompleted = event {
+            if let requiredName {
+                let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate?.toDERBytes()
+                outcome.succeed(
+                    certificate.map { CertificateNames.certificate($0, names: requiredName) } == true
+                        ? .verified : .refused("the certificate does not name \(requiredName)"))
+            } else {
+                outcome.succeed(.verified)
+            }
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
@@ -164,4 +180,25 @@ extension UpstreamVerification {
             }
             .connect(host: destination.host, port: destination.port)
     }
+}
+
+extension UpstreamVerification {
+    /// Vetting for a client's SNI that names another host than the tunnel's destination: the
+    /// destination's own certificate must verify for that name (otherwise the client would be
+    /// shown a certificate for a host it is not talking to).
+    func vetting(for destination: TunnelDestination) -> InterceptionCertificates.ServerNameVetting {
+        { serverName, eventLoop in
+            self.verdict(for: destination, serverName: serverName, on: eventLoop).flatMapThrowing { verdict in
+                guard verdict == .verified else { throw ServerNameRefused(serverName: serverName, destination: destination, verdict: verdict) }
+            }
+        }
+    }
+}
+
+/// A client's SNI that the tunnel's destination could not be shown to serve.
+struct ServerNameRefused: Error, CustomStringConvertible {
+    var serverName: String
+    var destination: TunnelDestination
+    var verdict: UpstreamVerdict
+    var description: String { "\(destination.host):\(destination.port) is not verified as \(serverName): \(verdict)" }
 }

@@ -59,7 +59,7 @@ struct DemoCommand: AsyncParsableCommand {
         if let tlsAuthority {
             do {
                 let authority = try CertificateAuthority.load(orCreateIn: URL(fileURLWithPath: tlsAuthority))
-                tls = try authority.makeServerContext(for: host)
+                tls = try authority.makeServerContext(for: [host])
                 print("HTTPS with a certificate from the test authority \(authority.certificateFile?.path ?? tlsAuthority)")
             } catch {
                 throw CommandFailure(.usage, "cannot set up HTTPS with the authority in \(tlsAuthority): \(error)")
