@@ -21,28 +21,31 @@ import Foundation
 /// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
 /// connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the connection closes once the
 /// answer in flight is written.
+///
+/// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`; the state they
+/// share with it is module-internal for that reason only.
 final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let proxy: CachingProxy
+    let proxy: CachingProxy
     /// The request decoder in front, taken out when the connection becomes a tunnel.
-    private let decoder: ByteToMessageHandler<HTTPRequestDecoder>
+    let decoder: ByteToMessageHandler<HTTPRequestDecoder>
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
-    private var refusal: ProxyResponse?
+    var refusal: ProxyResponse?
     /// An answer is on its way on a task (or a tunnel is being connected).
-    private var responding = false
+    var responding = false
     /// Request parts that arrived while answering, in order.
     private var waiting = CircularBuffer<HTTPServerRequestPart>()
     /// A read the channel asked for while answering; issued once the answer is written.
-    private var readHeld = false
+    var readHeld = false
     private var quiescing = false
     /// The client half-closed: answer what it sent, then close.
     private var inputClosed = false
     /// A `CONNECT` destination is being connected.
-    private var connectingTunnel = false
+    var connectingTunnel = false
     /// Writes of an answer on a task (a streamed body) that the socket has not taken yet.
     private var writesOutstanding = 0
     /// Whether the current read gave the decoder a whole part; a read that did not left part
@@ -57,7 +60,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var malformed: (status: Int, reason: String)?
 
     /// Inside an intercepted tunnel: its destination, which every request goes to.
-    private let tunnel: InterceptedTunnel?
+    let tunnel: InterceptedTunnel?
     /// The answers repeated on this connection: plain and tunnelled requests are kept apart.
     private let answers: RepeatedAnswers
 
@@ -226,7 +229,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the
     /// store); runs everything else through the engine on a task and writes the answer.
-    private func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let requestBody = body
         body = ByteBuffer()
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
@@ -317,165 +320,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func closeAfterWrites(context: ChannelHandlerContext) {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in channel.close(promise: nil) }
-    }
-
-    /// Connects to the destination of a `CONNECT`, then replaces the HTTP handlers by a tunnel.
-    private func openTunnel(context: ChannelHandlerContext, head: HTTPRequestHead) {
-        let destination: TunnelDestination
-        switch proxy.tunnelDestination(for: head) {
-        case .success(let allowed):
-            destination = allowed
-        case .failure(let refused):
-            refusal = refused.response
-            respond(context: context, head: head)
-            return
-        }
-        if let interception = proxy.interception, interception.settings.intercepts(destination.host) {
-            openInterceptedTunnel(context: context, head: head, destination: destination, interception: interception)
-        } else {
-            connectTunnel(context: context, head: head, destination: destination)
-        }
-    }
-
-    /// Connects to `destination`, then replaces the HTTP handlers by a byte-for-byte tunnel.
-    private func connectTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination) {
-        responding = true
-        connectingTunnel = true
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        proxy.connectTunnel(to: destination, on: context.eventLoop).whenComplete { result in
-            let (handler, context) = loopBound.value
-            handler.connectingTunnel = false
-            guard context.channel.isActive else {
-                if case .success(let upstream) = result { upstream.close(promise: nil) }
-                return
-            }
-            switch result {
-            case .success(let upstream):
-                handler.becomeTunnel(context: context, upstream: upstream)
-            case .failure(let error):
-                handler.responding = false
-                handler.refusal = .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
-                handler.respond(context: context, head: head)
-            }
-        }
-    }
-
-    /// Replaces the HTTP handlers by a tunnel to `upstream`, after telling the client the tunnel
-    /// is established (for a `CONNECT`; not for an upgrade, whose answer comes from upstream).
-    private func becomeTunnel(context: ChannelHandlerContext, upstream: any Channel, established: Bool = true) {
-        let pipeline = context.pipeline.syncOperations
-        do {
-            let (client, server) = TunnelHandler.pair()
-            try pipeline.addHandler(client)
-            try upstream.pipeline.syncOperations.addHandler(server)
-            if established {
-                context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
-            }
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
-            pipeline.removeHandler(context: context, promise: nil)
-            // Bytes the client sent early come out of the decoder as it leaves, without a
-            // read-complete to flush them.
-            let decoderRemoved = context.eventLoop.makePromise(of: Void.self)
-            decoderRemoved.futureResult.whenComplete { _ in upstream.flush() }
-            pipeline.removeHandler(decoder, promise: decoderRemoved)
-            proxy.metrics.tunnels.increment()
-        } catch {
-            proxy.logger.warning("could not set up a tunnel: \(error)")
-            upstream.close(promise: nil)
-            context.close(promise: nil)
-        }
-    }
-
-    /// Intercepts a tunnel: once the host's certificate has verified (or the host cannot be
-    /// reached, so only stored answers can be served) and a certificate is ready for it,
-    /// answers the `CONNECT` and waits for the client's first bytes (``TunnelSniffer``).
-    private func openInterceptedTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination, interception: Interception) {
-        responding = true
-        connectingTunnel = true
-        let eventLoop = context.eventLoop
-        let ready = interception.verification.verdict(for: destination, on: eventLoop).flatMap { verdict -> EventLoopFuture<NIOSSLContext?> in
-            switch verdict {
-            case .refused(let reason):
-                let refusal = ProxyResponse.error(502, "will not open HTTPS to \(destination.host):\(destination.port): its certificate failed verification: \(reason)")
-                return eventLoop.makeFailedFuture(ProxyRefusal(response: refusal))
-            case .notIntercepted:
-                return eventLoop.makeSucceededFuture(nil)
-            case .verified, .unreachable:
-                return interception.certificates.serverContext(
-                    for: destination.host, port: destination.port, on: eventLoop, vetting: interception.verification.vetting(for: destination)
-                ).map { $0 }
-            }
-        }
-        let loopBound = NIOLoopBound((self, context), eventLoop: eventLoop)
-        ready.whenComplete { result in
-            let (handler, context) = loopBound.value
-            handler.connectingTunnel = false
-            guard context.channel.isActive else { return }
-            switch result {
-            case .success(let tls?):
-                handler.becomeInterceptedTunnel(context: context, destination: destination, tls: tls)
-            case .success(nil):
-                handler.responding = false
-                handler.connectTunnel(context: context, head: head, destination: destination)
-            case .failure(let error):
-                handler.responding = false
-                if let refused = error as? ProxyRefusal {
-                    handler.proxy.metrics.interceptionRefusals.increment()
-                    handler.refusal = refused.response
-                } else {
-                    handler.refusal = .error(502, "cannot make a certificate for \(destination.host): \(error)")
-                }
-                handler.respond(context: context, head: head)
-            }
-        }
-    }
-
-    private func becomeInterceptedTunnel(context: ChannelHandlerContext, destination: TunnelDestination, tls: NIOSSLContext) {
-        let sniffer = InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls)
-        let pipeline = context.pipeline.syncOperations
-        do {
-            try pipeline.addHandler(sniffer)
-            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
-            readHeld = false
-            context.read()
-            pipeline.removeHandler(context: context, promise: nil)
-            pipeline.removeHandler(decoder, promise: nil)
-        } catch {
-            proxy.logger.warning("could not set up an intercepted tunnel: \(error)")
-            context.close(promise: nil)
-        }
-    }
-
-    /// Inside an intercepted tunnel, a WebSocket upgrade: connects to the destination over
-    /// (verified) TLS, sends the request as it came, and splices the two; nothing is cached.
-    private func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
-        guard let tunnel, let interception = proxy.interception else { return }
-        responding = true
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
-        interception.verification.connect(to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout).whenComplete { result in
-            let (handler, context) = loopBound.value
-            guard context.channel.isActive else {
-                if case .success(let upstream) = result { upstream.close(promise: nil) }
-                return
-            }
-            switch result {
-            case .success(let upstream):
-                var requestHead = ByteBuffer()
-                requestHead.writeString("\(head.method.rawValue) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
-                for (name, value) in head.headers { requestHead.writeString("\(name): \(value)\r\n") }
-                requestHead.writeString("\r\n")
-                upstream.write(requestHead, promise: nil)
-                handler.becomeTunnel(context: context, upstream: upstream, established: false)
-            case .failure(let error):
-                handler.responding = false
-                handler.refusal = .error(502, "cannot connect to \(tunnel.authority) for the upgrade: \(TLSFailure.reason(error) ?? "\(error)")")
-                handler.respond(context: context, head: head)
-            }
-        }
     }
 
     /// The size of a request head as it came: request line and fields.
