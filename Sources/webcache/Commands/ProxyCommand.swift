@@ -94,6 +94,9 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         if !interceptHost.isEmpty && !interceptHttps { throw ValidationError("--intercept-host needs --intercept-https") }
         if interceptHttps && upstream != nil { throw ValidationError("--intercept-https is for forward mode; it cannot go with --upstream") }
+        if interceptHttps && interceptHost.isEmpty, let (host, _) = try? parseAddress(listen, option: "--listen"), !NetworkExposure.isLoopback(host) {
+            throw ValidationError("--intercept-https on \(host), beyond loopback, needs --intercept-host: every client of the proxy would see every site's traffic")
+        }
         if let threads, threads <= 0 { throw ValidationError("--threads must be positive, not \(threads)") }
         guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
             throw ValidationError("--metrics-path must start with '/' (or be 'none'), not '\(metricsPath)'")
