@@ -157,7 +157,7 @@ extension CachingProxy {
     /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each repeat.
     func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead, in answers: RepeatedAnswers) {
-        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0 else { return }
+        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0, answers.admits(head) else { return }
         let wire: RepeatedAnswer.Wire
         if let file = encoded.file {
             let whole = encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile

@@ -57,6 +57,10 @@ struct RepeatedAnswer: Sendable {
 /// (`HTTPCache.repeatAnswer`): a hit repeated this way skips routing, the reuse decision and the
 /// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full
 /// it starts again empty.
+///
+/// Only a request seen before is worth keeping an answer for (``admits(_:)``): where every
+/// request differs (each browser's own cookies, user agent, tracing headers) keeping each
+/// answer would cost an encoded copy — for large bodies a new file — per request, never used.
 final class RepeatedAnswers: Sendable {
     static let capacity = 4096
     /// Bytes of encoded answers held in memory.
@@ -88,13 +92,30 @@ final class RepeatedAnswers: Sendable {
     private struct State {
         var answers: [RequestIdentity: RepeatedAnswer] = [:]
         var cost = Cost()
+        /// Hashes of request heads seen once, whose answers were not kept.
+        var seenOnce = Set<Int>()
     }
+
+    /// Heads remembered as seen once; when full the set starts again empty.
+    static let seenOnceCapacity = 1 << 16
 
     private let state = Locked(State())
 
     func answer(to head: HTTPRequestHead) -> RepeatedAnswer? {
         let identity = RequestIdentity(head: head)
         return state.withLock { $0.answers[identity] }
+    }
+
+    /// Whether an answer to `head` is worth keeping: when the same head (by hash) came before;
+    /// the first time it is only noted.
+    func admits(_ head: HTTPRequestHead) -> Bool {
+        let hash = RequestIdentity(head: head).hashValue
+        return state.withLock { state in
+            if state.seenOnce.remove(hash) != nil { return true }
+            if state.seenOnce.count >= Self.seenOnceCapacity { state.seenOnce.removeAll(keepingCapacity: true) }
+            state.seenOnce.insert(hash)
+            return false
+        }
     }
 
     func remember(_ answer: RepeatedAnswer, for head: HTTPRequestHead) {
