@@ -15,25 +15,46 @@ enum RequestHeadChecks {
 
     /// `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): a bracketed IP literal, or
     /// reg-name characters (which also cover IPv4), then optional port digits; no userinfo.
+    /// Checked byte by byte: every request goes through it.
     static func isAuthority(_ value: String) -> Bool {
-        var host = Substring(value)
-        var port: Substring = ""
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let literal = host[host.index(after: host.startIndex)..<close]
-            guard !literal.isEmpty, literal.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || rest.hasPrefix(":") else { return false }
-            port = rest.dropFirst()
-            host = ""
-        } else if let colon = host.lastIndex(of: ":") {
-            port = host[host.index(after: colon)...]
-            host = host[..<colon]
-            guard !port.isEmpty else { return false }
+        var value = value
+        return value.withUTF8 { bytes in
+            var index = 0
+            if bytes.first == UInt8(ascii: "[") {
+                index = 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "]") {
+                    guard isHexDigit(bytes[index]) || bytes[index] == UInt8(ascii: ":") || bytes[index] == UInt8(ascii: ".") else { return false }
+                    index += 1
+                }
+                guard index < bytes.count, index > 1 else { return false }
+                index += 1
+            } else {
+                while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
+                    guard isRegNameByte(bytes[index]) else { return false }
+                    index += 1
+                }
+            }
+            guard index < bytes.count else { return true }
+            guard bytes[index] == UInt8(ascii: ":") else { return false }
+            let port = bytes[(index + 1)...]
+            return !port.isEmpty && port.count <= 5 && port.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
-        guard port.allSatisfy({ $0.isASCII && $0.isNumber }), port.count <= 5 else { return false }
-        return host.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._~!$&'()*+,;=%".unicodeScalars.contains(scalar))
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+
+    /// unreserved / pct-encoded (its `%`) / sub-delims.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+            UInt8(ascii: "="), UInt8(ascii: "%"):
+            true
+        default: false
         }
     }
 
