@@ -213,6 +213,12 @@ struct ProxyInterceptionTests {
         try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, client, authority in
             let url = origin.url("/page").absoluteString
             _ = try await ProxyTests.get(client, url)
+            // Stored once a request is a hit (the store is written as the body streams through).
+            for _ in 0..<200 {
+                let (again, _) = try await ProxyTests.get(client, url)
+                if again.headers.first(name: "cache-status")?.contains("hit") == true { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
             try await origin.stop()
             // A new connection (a new tunnel) to the stopped origin.
             let fresh = HTTPClient(

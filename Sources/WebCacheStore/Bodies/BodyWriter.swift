@@ -43,9 +43,9 @@ public final class BodyWriter {
 
     /// Appends bytes to the body.
     public func write(_ bytes: some DataProtocol) throws {
-        if let contiguous = bytes.withContiguousStorageIfAvailable({ $0 }) {
-            try write(UnsafeRawBufferPointer(contiguous))
-        } else {
+        // The pointer is only valid inside the closure (a small Data keeps its bytes inline).
+        let wroteContiguous = try bytes.withContiguousStorageIfAvailable { try write(UnsafeRawBufferPointer($0)) } != nil
+        if !wroteContiguous {
             try Data(bytes).withUnsafeBytes { try write($0) }
         }
     }
