@@ -143,6 +143,11 @@ let package = Package(
             ],
             path: "Benchmarks/HTTPSLoad"
         ),
+        .executableTarget(
+            name: "webcache-fuzz",
+            dependencies: ["HTTPCaching", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/WebCacheFuzz"
+        ),
         .target(
             name: "WebCacheTestSupport",
             dependencies: [

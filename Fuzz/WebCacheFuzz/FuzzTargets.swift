@@ -1,0 +1,78 @@
+import HTTPCaching
+import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The parsers that read what the network sends, each checked on arbitrary bytes: none may
+/// crash or trap, and each states a property that must hold of what it accepts.
+enum FuzzTargets {
+    static let names = ["cache-control", "http-date", "vary", "range"]
+
+    static func run(_ name: String, _ bytes: UnsafeRawBufferPointer) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch name {
+        case "cache-control": cacheControl(text)
+        case "http-date": httpDate(text)
+        case "vary": vary(text)
+        case "range": range(text, bytes: bytes)
+        default: fatalError("unknown fuzz target \(name); one of \(names.joined(separator: ", "))")
+        }
+    }
+
+    /// `Cache-Control` and a targeted field (RFC 9213, a structured-field dictionary): when every
+    /// directive is well formed, parsing what was printed gives the same directives and arguments
+    /// (how they were quoted may differ). A malformed one cannot be printed faithfully (a name
+    /// with a quote or comma in it), so only its parsing is checked.
+    static func cacheControl(_ text: String) {
+        let parsed = CacheControl(values: [text])
+        _ = parsed.maxAge
+        _ = TargetedCacheControl.parse(text)
+        guard parsed.directives.allSatisfy(\.isWellFormed) else { return }
+        let again = CacheControl(values: [parsed.description])
+        let meaning = { (control: CacheControl) in control.directives.map { "\($0.name)\u{0}\($0.argument ?? "\u{1}")" } }
+        precondition(
+            meaning(again) == meaning(parsed), "Cache-Control round trip: '\(text)' → '\(parsed.description)' → '\(again.description)'")
+    }
+
+    /// HTTP dates (RFC 9110 §5.6.7, the obsolete forms too): a date parsed and formatted parses
+    /// back to the same instant.
+    static func httpDate(_ text: String) {
+        guard let date = HTTPDate.parse(text) else { return }
+        let formatted = HTTPDate.format(date)
+        guard let again = HTTPDate.parse(formatted) else { preconditionFailure("'\(text)' parsed, but its IMF-fixdate '\(formatted)' did not") }
+        precondition(again == date, "HTTP date round trip: '\(text)' → \(date) → '\(formatted)' → \(again)")
+    }
+
+    /// `Vary` and the key it makes of a request: the same request makes the same key.
+    static func vary(_ text: String) {
+        let halves = text.split(separator: "\n", maxSplits: 1).map(String.init)
+        var response = HTTPFields()
+        if let name = HTTPField.Name("Vary") { response.append(HTTPField(name: name, value: halves.first ?? "")) }
+        let specifier = VarySpecifier(response)
+        var request = HTTPFields()
+        for line in (halves.count > 1 ? halves[1] : "").split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let name = HTTPField.Name(String(parts[0])) else { continue }
+            request.append(HTTPField(name: name, value: String(parts[1])))
+        }
+        precondition(VaryKey(specifier, request: request) == VaryKey(specifier, request: request), "Vary keys differ for one request")
+    }
+
+    /// `Range` (RFC 9110 §14.1.2): resolved against any length, the ranges are in bounds,
+    /// ascending and disjoint.
+    static func range(_ text: String, bytes: UnsafeRawBufferPointer) {
+        guard let request = ByteRangeRequest(text) else { return }
+        let length = bytes.count > 2 ? Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2]) : bytes.count
+        for candidate in [0, 1, length, Int.max / 2] {
+            guard case .satisfiable(let ranges) = request.resolve(length: candidate) else { continue }
+            for (index, range) in ranges.enumerated() {
+                precondition(range.lowerBound >= 0 && range.upperBound <= candidate && !range.isEmpty, "range \(range) out of 0..<\(candidate) for '\(text)'")
+                if index > 0 { precondition(ranges[index - 1].upperBound < range.lowerBound, "ranges not disjoint for '\(text)'") }
+            }
+        }
+    }
+}
