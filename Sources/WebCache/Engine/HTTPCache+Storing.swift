@@ -36,6 +36,15 @@ extension HTTPCache {
             return nil
         }
         var head = rules.headForStorage(response, storability: storability)
+        if rules.kind.shared, head.headerFields.contains(.setCookie) {
+            switch policy.sharedSetCookie {
+            case .keep: break
+            case .strip: head.headerFields[.setCookie] = nil
+            case .doNotStore:
+                logger.debug("not storing \(request.url?.absoluteString ?? "?"): it sets a cookie (sharedSetCookie: doNotStore)")
+                return nil
+            }
+        }
         if let hook = configuration.willCache {
             guard let changed = hook(request, head) else { return nil }
             head = changed

@@ -74,6 +74,7 @@ extension CachePolicy {
             allow: try container.decodeIfPresent(AllowList.self, forKey: .allow),
             block: try container.decodeIfPresent(BlockList.self, forKey: .block) ?? defaults.block,
             lifetimes: try container.decodeIfPresent([LifetimeRule].self, forKey: .lifetimes) ?? [])
+        sharedSetCookie = try container.decodeIfPresent(SetCookieHandling.self, forKey: .sharedSetCookie) ?? .keep
     }
 
     /// `networkTimeout`: seconds (0 or `off` turn the bound off), never negative or not a number.

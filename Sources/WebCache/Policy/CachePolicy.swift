@@ -5,6 +5,7 @@
 /// enabled: true
 /// offlineMaxStale: 604800          # serve up to a week stale when the origin is unreachable
 /// networkTimeout: 3                # after 3 s without an answer, serve what is stored
+/// sharedSetCookie: strip           # a shared cache keeps Set-Cookie from other users
 /// allow:
 ///   hosts: [example.com]           # only these hosts (and their subdomains) are cached
 /// block:
@@ -40,9 +41,25 @@ public struct CachePolicy: Sendable, Hashable, Codable {
     public var block: BlockList
     /// Lifetime rules; the first that matches a response applies.
     public var lifetimes: [LifetimeRule]
+    /// What a shared cache does with a storable response that sets a cookie (ignored by a
+    /// private cache): keep it as RFC 9111 allows (the default), store it without its
+    /// `Set-Cookie` fields, or not store it.
+    public var sharedSetCookie: SetCookieHandling = .keep
+
+    /// What a shared cache does with `Set-Cookie` (``sharedSetCookie``).
+    public enum SetCookieHandling: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Stored and served with the response (RFC 9111; what the conformance suite requires):
+        /// right when the cookie is the same for everyone, wrong for a session cookie.
+        case keep
+        /// Stored without its `Set-Cookie` fields (as Varnish's rules do): the client whose
+        /// request fetched it gets the cookie, no other client does.
+        case strip
+        /// Not stored: every such response goes to the origin.
+        case doNotStore
+    }
 
     enum CodingKeys: String, CodingKey {
-        case enabled, offlineMaxStale, offlineStrict, networkTimeout, allow, block, lifetimes
+        case enabled, offlineMaxStale, offlineStrict, networkTimeout, allow, block, lifetimes, sharedSetCookie
     }
 
     /// Creates a policy; the default caches everything by RFC 9111 and serves stale offline

@@ -72,6 +72,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What may be served while the origin is unreachable: personal (offline-first; the default in forward mode) or shared (RFC 9111 only; the default in reverse mode).", valueName: "posture"))
     var offlinePosture: String?
 
+    @Option(help: ArgumentHelp("What to do with a storable response that sets a cookie: keep (RFC 9111; the default), strip (store it without Set-Cookie: only the client that fetched it gets the cookie) or doNotStore. Overrides sharedSetCookie in --config.", valueName: "handling"))
+    var sharedSetCookie: String?
+
     @Flag(help: "Forward mode: open HTTPS inside CONNECT tunnels (TLS answered with certificates from 'webcache ca') and cache it.")
     var interceptHttps = false
 
@@ -97,6 +100,9 @@ struct ProxyCommand: AsyncParsableCommand {
         if interceptHttps && interceptHost.isEmpty, let (host, _) = try? parseAddress(listen, option: "--listen"), !NetworkExposure.isLoopback(host) {
             throw ValidationError("--intercept-https on \(host), beyond loopback, needs --intercept-host: every client of the proxy would see every site's traffic")
         }
+        if let sharedSetCookie, CachePolicy.SetCookieHandling(rawValue: sharedSetCookie) == nil {
+            throw ValidationError("--shared-set-cookie must be keep, strip or doNotStore, not '\(sharedSetCookie)'")
+        }
         if let threads, threads <= 0 { throw ValidationError("--threads must be positive, not \(threads)") }
         guard metricsPath == "none" || metricsPath.hasPrefix("/") else {
             throw ValidationError("--metrics-path must start with '/' (or be 'none'), not '\(metricsPath)'")
@@ -116,7 +122,7 @@ struct ProxyCommand: AsyncParsableCommand {
             logger.logLevel = .info
             var configuration = HTTPCache.Configuration(
                 store: try cache.storeConfiguration(logger: CacheOptions.serviceLogger), rules: rules,
-                policy: try network.applied(to: cache.policy()), logger: CacheOptions.serviceLogger)
+                policy: try proxyPolicy(), logger: CacheOptions.serviceLogger)
             let forward = upstream == nil
             configuration.offlinePosture = offlinePosture.flatMap(HTTPCache.OfflinePosture.init(rawValue:)) ?? (forward ? .personal : .shared)
             configuration.networkTimeout = forward ? .seconds(3) : nil
@@ -147,6 +153,13 @@ struct ProxyCommand: AsyncParsableCommand {
                 throw CommandFailure(.unavailable, "the proxy stopped: \(error)")
             }
         }
+    }
+
+    /// The configuration file's policy with this command's overrides.
+    private func proxyPolicy() throws -> CachePolicy {
+        var policy = try network.applied(to: cache.policy())
+        if let handling = sharedSetCookie.flatMap(CachePolicy.SetCookieHandling.init(rawValue:)) { policy.sharedSetCookie = handling }
+        return policy
     }
 
     /// Interception with this cache's certificate authority (made on first use).
