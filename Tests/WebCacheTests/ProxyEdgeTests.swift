@@ -148,4 +148,15 @@ struct ProxyEdgeTests {
             #expect(origin.count("/a") == 0)
         }
     }
+
+    @Test("reverse mode keys by the upstream, never by the client's Host: another Host gets the same entry, and the origin sees its own")
+    func reverseKeysByUpstream() async throws {
+        try await Self.withOrigin { origin, port in
+            let first = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n\r\n")
+            let second = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
+            #expect(first.contains("first") && second.contains("first"))
+            #expect(origin.count("/a") == 1, "one entry for /a whatever Host the clients sent")
+            #expect(origin.requests(to: "/a").first?.header("Host") == "127.0.0.1:\(origin.port)")
+        }
+    }
 }
