@@ -24,33 +24,55 @@ public struct ByteRangeRequest: Sendable, Hashable {
     /// whole (a defence against requests for many tiny overlapping pieces, RFC 9110 §14.2).
     public static let maximumRanges = 16
 
-    /// Parses a `Range` field value; `nil` when it is not a valid `bytes` range set.
+    /// Parses a `Range` field value; `nil` when it is not a valid `bytes` range set. Read byte
+    /// by byte: every range request (a video seeking) goes through it.
     public init?(_ value: String) {
-        var text = Substring(value)
-        text = text.drop { $0 == " " || $0 == "\t" }
-        guard text.count > 6, text.prefix(6).lowercased() == "bytes=" else { return nil }
+        var value = value
+        guard let specs = value.withUTF8({ Self.parseSpecs($0) }) else { return nil }
+        self.specs = specs
+    }
+
+    /// `bytes=` then a comma-separated list of `first-[last]` and `-suffix` (RFC 9110 §14.1.1),
+    /// optional whitespace around elements, empty elements ignored (§5.6.1).
+    private static func parseSpecs(_ bytes: UnsafeBufferPointer<UInt8>) -> [Spec]? {
+        var index = 0
+        func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
+        let unit = Array("bytes=".utf8)
+        guard bytes.count - index > unit.count else { return nil }
+        for (offset, expected) in unit.enumerated() {  // the unit is case-insensitive
+            let byte = bytes[index + offset]
+            guard ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == expected else { return nil }
+        }
+        index += unit.count
         var specs: [Spec] = []
-        for item in text.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
-            let spec = item.trimmingHTTPWhitespace()
-            if spec.isEmpty { continue }  // RFC 9110 §5.6.1: empty list elements are ignored
-            guard let dash = spec.firstIndex(of: "-") else { return nil }
-            let firstText = spec[..<dash]
-            let lastText = spec[spec.index(after: dash)...]
-            if firstText.isEmpty {
-                guard let length = Self.number(lastText) else { return nil }
-                specs.append(.suffix(length))
-            } else {
-                guard let first = Self.number(firstText) else { return nil }
-                if lastText.isEmpty {
-                    specs.append(.from(first, through: nil))
+        while index <= bytes.count {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+            var low = index
+            var high = end
+            while low < high, isWhitespace(bytes[low]) { low += 1 }
+            while high > low, isWhitespace(bytes[high - 1]) { high -= 1 }
+            if low < high {  // an empty element is skipped
+                guard let dash = (low..<high).first(where: { bytes[$0] == UInt8(ascii: "-") }) else { return nil }
+                let firstText = UnsafeBufferPointer(rebasing: bytes[low..<dash])
+                let lastText = UnsafeBufferPointer(rebasing: bytes[(dash + 1)..<high])
+                if firstText.isEmpty {
+                    guard let length = number(lastText) else { return nil }
+                    specs.append(.suffix(length))
                 } else {
-                    guard let last = Self.number(lastText), last >= first else { return nil }
-                    specs.append(.from(first, through: last))
+                    guard let first = number(firstText) else { return nil }
+                    if lastText.isEmpty {
+                        specs.append(.from(first, through: nil))
+                    } else {
+                        guard let last = number(lastText), last >= first else { return nil }
+                        specs.append(.from(first, through: last))
+                    }
                 }
             }
+            index = end + 1
         }
-        guard !specs.isEmpty else { return nil }
-        self.specs = specs
+        return specs.isEmpty ? nil : specs
     }
 
     /// Creates a request from specs.
@@ -97,10 +119,11 @@ public struct ByteRangeRequest: Sendable, Hashable {
     }
 
     /// Digits only; saturates at `Int.max` instead of overflowing.
-    private static func number(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+    private static func number(_ digits: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !digits.isEmpty else { return nil }
         var value = 0
-        for digit in text.utf8 {
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
             let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times.addingReportingOverflow(Int(digit - 48))
             if overflow1 || overflow2 { return Int.max }
