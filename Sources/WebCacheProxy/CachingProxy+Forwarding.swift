@@ -67,7 +67,8 @@ extension CachingProxy {
     /// Turns a client request into a cache request, or answers it when it is for the proxy
     /// itself or cannot go anywhere.
     package func route(_ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil) -> ProxyRouting {
-        if let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
+        // Inside a tunnel the path is the origin's, never the proxy's own.
+        if tunnel == nil, let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
             guard fromLoopback else { return .answered(.error(403, "the metrics are for clients on this machine")) }
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

@@ -69,6 +69,7 @@ struct ProxyInterceptionTests {
         try await origin.start()
         defer { Task { try? await origin.stop() } }
         origin.route("/page") { _ in .text("secure page", headers: [("Cache-Control", "max-age=600")]) }
+        origin.route("/_webcache/metrics") { _ in .text("the origin's own page") }
         origin.route("/news") { request in
             if request.headers.first(where: { $0.0.lowercased() == "if-none-match" })?.1 == "\"v1\"" {
                 return TestOrigin.Response(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")])
@@ -91,6 +92,9 @@ struct ProxyInterceptionTests {
             #expect(revalidated.status == .ok)
             #expect(origin.count("/news") == 2)
             #expect(origin.requests(to: "/news").last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
+            // The proxy's metrics path is the origin's inside a tunnel.
+            let (_, metricsPage) = try await ProxyTests.get(client, origin.url("/_webcache/metrics").absoluteString)
+            #expect(metricsPage == "the origin's own page")
         }
     }
 
