@@ -179,6 +179,7 @@ extension CachingProxy {
     /// The cache's answer, from the store or the origin, or an error response that says what
     /// went wrong.
     func respond(to request: HTTPRequest, body: Data?) async -> ProxyResponse {
+        if let host = request.url?.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
             let response = try await cache.streamingResponse(for: request, body: body)
             return outgoing(response.head, body: response.body)
@@ -348,12 +349,26 @@ extension CachingProxy {
         return .success(TunnelDestination(host: host, port: port))
     }
 
-    /// Connects to a tunnel's destination on the client connection's event loop.
+    /// Connects to a tunnel's destination on the client connection's event loop. An exposed
+    /// forward proxy resolves a destination name first, refuses it (``ProxyRefusal``, 403) when
+    /// it resolves inside, and connects to the address it checked, so that a second lookup
+    /// cannot answer differently.
     func connectTunnel(to destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
-        ClientBootstrap(group: eventLoop)
-            .connectTimeout(.nanoseconds(configuration.connectTimeout.nanoseconds))
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connect(host: destination.host, port: destination.port)
+        let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
+        let bootstrap: @Sendable () -> ClientBootstrap = { ClientBootstrap(group: eventLoop).connectTimeout(timeout).channelOption(.tcpOption(.tcp_nodelay), value: 1) }
+        guard mustResolve(destination.host) else { return bootstrap().connect(host: destination.host, port: destination.port) }
+        let checked = eventLoop.makePromise(of: [String].self)
+        checked.completeWithTask { await self.destinations.resolve(destination.host) }
+        return checked.futureResult.flatMap { addresses in
+            if addresses.contains(where: NetworkExposure.isInternal) {
+                let refusal = ProxyResponse.error(403, "\(destination.host) resolves to this machine or a private network, which this proxy does not serve")
+                return eventLoop.makeFailedFuture(ProxyRefusal(response: refusal))
+            }
+            guard let first = addresses.first, let address = try? SocketAddress(ipAddress: first, port: destination.port) else {
+                return bootstrap().connect(host: destination.host, port: destination.port)
+            }
+            return bootstrap().connect(to: address)
+        }
     }
 }
 

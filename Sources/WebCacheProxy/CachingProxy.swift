@@ -37,6 +37,8 @@ public final class CachingProxy: Sendable {
     let tunnelAnswers = RepeatedAnswers()
     /// HTTPS interception, when configured and usable (see ``interceptionProblem``).
     let interception: Interception?
+    /// Destination names checked by resolving them (an exposed forward proxy).
+    let destinations = DestinationResolution()
     /// Why interception is configured but cannot run; ``run()`` fails with it.
     private let interceptionProblem: String?
     /// Where repeated answers' ``WireFile``s are made: the store's directory.

@@ -41,7 +41,7 @@ extension ProxyHTTPHandler {
                 handler.becomeTunnel(context: context, upstream: upstream)
             case .failure(let error):
                 handler.responding = false
-                handler.refusal = .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
+                handler.refusal = (error as? ProxyRefusal)?.response ?? .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
                 handler.respond(context: context, head: head)
             }
         }

@@ -56,4 +56,41 @@ struct ExposedRoutingTests {
         #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: false)) == 403)
         #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: true)) == 200)
     }
+
+    @Test("exposed without an allow-list, a destination name that resolves to this machine is refused too; literal, allowed and loopback-only cases do not resolve")
+    func namesResolvingInside() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cache = try HTTPCache(configuration: .init(directory: directory.url, rules: .shared), origin: ScriptedOrigin())
+        let exposed = CachingProxy(cache: cache, configuration: ProxyConfiguration(host: "0.0.0.0", port: 0))
+        // This machine's own name resolves to one of its addresses (127.0.x.x in containers; skip
+        // the check where it resolves to a public address or not at all).
+        let name = ProcessInfo.processInfo.hostName
+        let own = await exposed.resolvedRefusal(for: name)
+        if ["localhost", "127.", "::1"].contains(where: { prefix in (try? InternetAddresses.first(of: name))?.hasPrefix(prefix) ?? false }) {
+            #expect(own?.head.status.code == 403, "\(name) resolves inside and must be refused")
+        }
+        #expect(await exposed.resolvedRefusal(for: "does-not-exist.invalid") == nil, "a name that does not resolve fails on its own")
+        let allowed = CachingProxy(cache: cache, configuration: ProxyConfiguration(host: "0.0.0.0", port: 0, allowedDestinations: [name]))
+        #expect(await allowed.resolvedRefusal(for: name) == nil, "an allow-list is the operator's word")
+        let loopback = CachingProxy(cache: cache, configuration: ProxyConfiguration(host: "127.0.0.1", port: 0))
+        #expect(await loopback.resolvedRefusal(for: name) == nil, "a proxy on loopback serves this machine")
+    }
+}
+
+/// The first address a name resolves to, as text.
+enum InternetAddresses {
+    static func first(of name: String) throws -> String? {
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        var results: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &results) == 0, let info = results else { return nil }
+        defer { freeaddrinfo(info) }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        info.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+            var raw = address.pointee.sin_addr
+            _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }
