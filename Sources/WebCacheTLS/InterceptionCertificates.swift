@@ -35,13 +35,15 @@ public final class InterceptionCertificates: Sendable {
     /// - Parameters:
     ///   - authority: the issuer.
     ///   - validity: each leaf's lifetime (never past the authority's).
-    ///   - capacity: hosts whose certificates are kept.
+    ///   - capacity: hosts whose certificates are kept (TLS contexts: at most 256 destinations).
     public init(authority: CertificateAuthority, validity: Duration = .seconds(180 * 86_400), capacity: Int = 1000) throws {
         self.authority = authority
         self.leafKey = P256.Signing.PrivateKey()
         self.leafKeyForTLS = try NIOSSLPrivateKey(bytes: Array(leafKey.pemRepresentation.utf8), format: .pem)
         self.validity = validity
-        self.contexts = MintedTable(capacity: capacity)
+        // A TLS context (an SSL_CTX) weighs more than a certificate: keep fewer; one made again
+        // for a host whose certificate is kept costs no mint.
+        self.contexts = MintedTable(capacity: min(capacity, 256))
         self.certificates = MintedTable(capacity: capacity)
     }
 
