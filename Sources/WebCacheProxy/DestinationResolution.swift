@@ -15,7 +15,7 @@ import Darwin
 /// resolving, by ``NetworkExposure``), so that a name pointing inside is no way in either.
 /// Verdicts are kept a minute per name; resolution runs on NIO's thread pool, never on an
 /// event loop.
-final class DestinationResolution: Sendable {
+package final class DestinationResolution: Sendable {
     private struct Verdict {
         var addresses: [String]
         var until: NIODeadline
@@ -44,7 +44,7 @@ final class DestinationResolution: Sendable {
     }
 
     /// The addresses `host` resolves to, as text (`getaddrinfo`, blocking).
-    static func addresses(of host: String) -> [String] {
+    package static func addresses(of host: String) -> [String] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)

@@ -50,30 +50,37 @@ extension ProxyHTTPHandler {
     /// Replaces the HTTP handlers by a tunnel to `upstream`, after telling the client the tunnel
     /// is established (for a `CONNECT`; not for an upgrade, whose answer comes from upstream).
     fileprivate func becomeTunnel(context: ChannelHandlerContext, upstream: any Channel, established: Bool = true) {
-        let pipeline = context.pipeline.syncOperations
         do {
             let (client, server) = TunnelHandler.pair()
-            try pipeline.addHandler(client)
             try upstream.pipeline.syncOperations.addHandler(server)
-            if established {
-                context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
-            }
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
-            pipeline.removeHandler(context: context, promise: nil)
             // Bytes the client sent early come out of the decoder as it leaves, without a
             // read-complete to flush them.
-            let decoderRemoved = context.eventLoop.makePromise(of: Void.self)
-            decoderRemoved.futureResult.whenComplete { _ in upstream.flush() }
-            pipeline.removeHandler(decoder, promise: decoderRemoved)
+            try handOver(context: context, to: client, established: established) { upstream.flush() }
             proxy.metrics.tunnels.increment()
         } catch {
             proxy.logger.warning("could not set up a tunnel: \(error)")
             upstream.close(promise: nil)
             context.close(promise: nil)
         }
+    }
+
+    /// Leaves the connection to `handler`: adds it after this one, answers the `CONNECT` when
+    /// `established`, lets reading resume, and takes this handler and the request decoder out
+    /// (bytes the decoder still holds go to `handler`; `decoderRemoved` runs after).
+    private func handOver(
+        context: ChannelHandlerContext, to handler: any ChannelHandler, established: Bool, decoderRemoved: (@Sendable () -> Void)? = nil
+    ) throws {
+        let pipeline = context.pipeline.syncOperations
+        try pipeline.addHandler(handler)
+        if established {
+            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+        }
+        readHeld = false
+        context.read()
+        pipeline.removeHandler(context: context, promise: nil)
+        let removed = context.eventLoop.makePromise(of: Void.self)
+        if let decoderRemoved { removed.futureResult.whenComplete { _ in decoderRemoved() } }
+        pipeline.removeHandler(decoder, promise: removed)
     }
 
     /// Intercepts a tunnel: once the host's certificate has verified (or the host cannot be
@@ -121,15 +128,8 @@ extension ProxyHTTPHandler {
     }
 
     fileprivate func becomeInterceptedTunnel(context: ChannelHandlerContext, destination: TunnelDestination, tls: NIOSSLContext) {
-        let sniffer = InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls)
-        let pipeline = context.pipeline.syncOperations
         do {
-            try pipeline.addHandler(sniffer)
-            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
-            readHeld = false
-            context.read()
-            pipeline.removeHandler(context: context, promise: nil)
-            pipeline.removeHandler(decoder, promise: nil)
+            try handOver(context: context, to: InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls), established: true)
         } catch {
             proxy.logger.warning("could not set up an intercepted tunnel: \(error)")
             context.close(promise: nil)

@@ -67,7 +67,7 @@ struct ExposedRoutingTests {
         // the check where it resolves to a public address or not at all).
         let name = ProcessInfo.processInfo.hostName
         let own = await exposed.resolvedRefusal(for: name)
-        if ["localhost", "127.", "::1"].contains(where: { prefix in (try? InternetAddresses.first(of: name))?.hasPrefix(prefix) ?? false }) {
+        if ["localhost", "127.", "::1"].contains(where: { prefix in DestinationResolution.addresses(of: name).first?.hasPrefix(prefix) ?? false }) {
             #expect(own?.head.status.code == 403, "\(name) resolves inside and must be refused")
         }
         #expect(await exposed.resolvedRefusal(for: "does-not-exist.invalid") == nil, "a name that does not resolve fails on its own")
@@ -78,19 +78,3 @@ struct ExposedRoutingTests {
     }
 }
 
-/// The first address a name resolves to, as text.
-enum InternetAddresses {
-    static func first(of name: String) throws -> String? {
-        var hints = addrinfo()
-        hints.ai_family = AF_INET
-        var results: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(name, nil, &hints, &results) == 0, let info = results else { return nil }
-        defer { freeaddrinfo(info) }
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        info.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
-            var raw = address.pointee.sin_addr
-            _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
-        }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}

@@ -38,11 +38,9 @@ struct ProxyInterceptionTests {
         let proxy = CachingProxy(cache: cache, configuration: configuration)
         let serving = Task { try await proxy.run() }
         let port = try await ProxyTests.boundPort(of: proxy)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.certificatePEM.utf8), format: .pem)])
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: .init(tlsConfiguration: tls, proxy: .server(host: "127.0.0.1", port: port)))
+            configuration: .init(tlsConfiguration: try tlsTrusting(authority), proxy: .server(host: "127.0.0.1", port: port)))
         var failure: (any Error)?
         do {
             try await body(port, client, authority)

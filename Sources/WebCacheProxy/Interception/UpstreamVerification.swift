@@ -90,7 +90,7 @@ final class UpstreamVerification: Sendable {
     /// (for `serverName`, or else the host).
     private func handshake(with destination: TunnelDestination, serverName: String?, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
         let outcome = eventLoop.makePromise(of: UpstreamVerdict.self)
-        let name = serverName ?? ((try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil)
+        let name = serverName ?? Self.serverName(of: destination)
         let context = self.context
         let timeout = self.timeout
         let deadline = eventLoop.scheduleTask(in: timeout) {
@@ -165,10 +165,16 @@ private final class HandshakeOutcome: ChannelInboundHandler {
 }
 
 extension UpstreamVerification {
+    /// The SNI for `destination`: its host, unless that is an address (which SNI cannot carry;
+    /// the certificate is then checked against the connected address).
+    static func serverName(of destination: TunnelDestination) -> String? {
+        (try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil
+    }
+
     /// A TLS connection to `destination` whose certificate is verified, for a tunnel spliced
     /// through (a WebSocket upgrade).
     func connect(to destination: TunnelDestination, on eventLoop: any EventLoop, timeout: Duration) -> EventLoopFuture<any Channel> {
-        let name = (try? SocketAddress(ipAddress: destination.host, port: 0)) == nil ? destination.host : nil
+        let name = Self.serverName(of: destination)
         let context = self.context
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(timeout.nanoseconds))

@@ -35,25 +35,22 @@ struct CacheOptions: ParsableArguments {
 
     func storage() throws -> StorageSettings {
         guard let config else { return StorageSettings() }
-        let text: String
-        do {
-            text = try String(contentsOfFile: config, encoding: .utf8)
-        } catch {
-            throw PolicyError("cannot read the configuration file \(config): \(error.localizedDescription)")
-        }
-        return try StorageSettings.parse(text, source: config)
+        return try StorageSettings.parse(configurationText(config), source: config)
     }
 
     /// The `cacert` files the configuration file names.
     func configuredCACertificates() throws -> [String] {
         guard let config else { return [] }
-        let text: String
+        return try OriginTrust.parse(configurationText(config), source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
+    }
+
+    /// The configuration file's text, or an error naming it.
+    private func configurationText(_ config: String) throws -> String {
         do {
-            text = try String(contentsOfFile: config, encoding: .utf8)
+            return try String(contentsOfFile: config, encoding: .utf8)
         } catch {
             throw PolicyError("cannot read the configuration file \(config): \(error.localizedDescription)")
         }
-        return try OriginTrust.parse(text, source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
     }
 
     /// The folder of this cache's certificate authority (for HTTPS interception).
