@@ -17,7 +17,6 @@
 #   PERF_OUT=/tmp/https.perf SIZES=128k scripts/bench-https.sh   # also perf-record WebCache's runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 SIZES=${SIZES:-"1k 16k 128k 1m"}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
@@ -27,18 +26,9 @@ HS_CURVE=${HS_CURVE:-p256}
 if ! command -v nginx >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
 fi
-swift build -c release --product webcache >/dev/null
-swift build -c release --product https-load >/dev/null
-bin="$PWD/.build/release/webcache"
+source "$(dirname "$0")/lib/harness.sh"
+start_harness https-load
 load="$PWD/.build/release/https-load"
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -n "${KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT
 
 mkdir -p "$work/www" "$work/nginx-cache" "$work/cache"
 # nginx's workers run as an unprivileged user: they read the files and write their cache.
@@ -109,11 +99,6 @@ for size in $SIZES; do
     curl -sf -o /dev/null --proxy http://127.0.0.1:9644 --cacert "$work/certs/front-ca.pem" "https://127.0.0.1:9601/$size.bin"
   done
 done
-server_ticks() { # pids… → user+system clock ticks
-  local total=0
-  for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
-  echo "$total"
-}
 # The master and its worker (not the cache loader, which exits).
 front_pids=("$front_master" $(ps --ppid "$front_master" -o pid=,args= | awk '/worker process/ { print $1 }'))
 ticks_per_second=$(getconf CLK_TCK)
@@ -125,7 +110,7 @@ run() { # name ticks-pids… -- load arguments…
   while [ "$1" != "--" ]; do server+=("$1"); shift; done
   shift
   local before after result requests
-  before=$(server_ticks "${server[@]}")
+  before=$(cpu_ticks "${server[@]}")
   local perf_pid=
   if [ -n "${PERF_OUT:-}" ] && [[ "$name" == WebCache* ]]; then
     perf record -q -F 2000 -g -p "${server[0]}" -o "$PERF_OUT.$(echo "$name" | tr -c 'a-zA-Z0-9' '-')" -- sleep "$((${DURATION%.*} + 1))" 2>/dev/null &
@@ -133,7 +118,7 @@ run() { # name ticks-pids… -- load arguments…
   fi
   result=$(taskset -c 1 "$load" "$@" --duration "$DURATION")
   [ -z "$perf_pid" ] || wait "$perf_pid" || true
-  after=$(server_ticks "${server[@]}")
+  after=$(cpu_ticks "${server[@]}")
   requests=$(echo "$result" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
   echo "$result" | python3 -c '
 import json, sys

@@ -13,18 +13,13 @@
 #   scripts/bench-ranges.sh            # DURATION=10 CONNS=64; PERF_OUT=file records WebCache with perf
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
 for tool in nginx wrk; do
   command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx wrk >/dev/null; }
 done
-swift build -c release --product webcache >/dev/null
-bin="$PWD/.build/release/webcache"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "$0")/lib/harness.sh"
+start_harness
 mkdir -p "$work/www" "$work/nginx-cache"
 chmod 755 "$work" "$work/www"; chmod 777 "$work/nginx-cache"
 head -c 1048576 /dev/urandom >"$work/www/1m.bin"
@@ -77,7 +72,6 @@ for port in 9702 9703; do
   [ "$status" = 206 ] && cmp -s "$work/part" <(tail -c +1001 "$work/www/1m.bin" | head -c 1000) || { echo "FAIL: port $port answered $status or wrong bytes"; exit 1; }
 done
 front_pids=("$front_master" $(ps --ppid "$front_master" -o pid=,args= | awk '/worker process/ { print $1 }'))
-ticks() { local total=0; for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done; echo "$total"; }
 hz=$(getconf CLK_TCK)
 
 script() { # kind → a wrk Lua script
@@ -96,13 +90,13 @@ for kind in seek64k tail seek16m multi; do
   declare -A rate cpu p99
   for name in nginx webcache; do
     if [ "$name" = nginx ]; then port=9702; server=("${front_pids[@]}"); else port=9703; server=("$webcache_pid"); fi
-    before=$(ticks "${server[@]}")
+    before=$(cpu_ticks "${server[@]}")
     perf_pid=
     if [ -n "${PERF_OUT:-}" ] && [ "$name" = webcache ]; then
       perf record -q -F 1999 -g -p "$webcache_pid" -o "$PERF_OUT.$kind" -- sleep "$DURATION" 2>/dev/null & perf_pid=$!
     fi
     out=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s "$work/$kind.lua" "http://127.0.0.1:$port/" 2>&1)
-    after=$(ticks "${server[@]}")
+    after=$(cpu_ticks "${server[@]}")
     [ -z "$perf_pid" ] || wait "$perf_pid" || true
     requests=$(echo "$out" | awk '/requests in/ { print $1 }')
     non2xx=$(echo "$out" | awk '/Non-2xx/ { print $NF }')

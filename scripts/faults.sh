@@ -17,22 +17,12 @@
 #   scripts/faults.sh            # DURATION=30 TMPFS_MB=4
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 DURATION=${DURATION:-30}
 TMPFS_MB=${TMPFS_MB:-4}
-swift build -c release --product webcache >/dev/null
-bin="$PWD/.build/release/webcache"
-work="$(mktemp -d)"
-pids=()
+source "$(dirname "$0")/lib/harness.sh"
+start_harness
 mounted=""
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -z "$mounted" ] || umount "$mounted" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+on_exit() { [ -z "$mounted" ] || umount "$mounted" 2>/dev/null || true; }
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 

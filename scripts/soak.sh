@@ -9,17 +9,11 @@
 #   scripts/soak.sh            # MINUTES=10 CONNECTIONS=256 INTERVAL=30
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 MINUTES=${MINUTES:-10}
 CONNECTIONS=${CONNECTIONS:-256}
 INTERVAL=${INTERVAL:-30}
-swift build -c release --product webcache >/dev/null
-bin="$PWD/.build/release/webcache"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source "$(dirname "$0")/lib/harness.sh"
+start_harness
 origin_port=$(free_port)
 proxy_port=$(free_port)
 

@@ -10,18 +10,12 @@
 #   scripts/tier.sh            # URLS=300
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
 URLS=${URLS:-300}
 if ! command -v haproxy >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
 fi
-swift build -c release --product webcache >/dev/null
-bin="$PWD/.build/release/webcache"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+source "$(dirname "$0")/lib/harness.sh"
+start_harness
 
 origin_port=$(free_port)
 python3 - "$origin_port" "$work/origin.log" <<'PY' &

@@ -1,0 +1,35 @@
+# Shared by the measuring scripts (sourced, not run): a release build of webcache, a scratch
+# folder, processes stopped and the folder removed on exit, free ports, CPU time of processes.
+#   source "$(dirname "$0")/lib/harness.sh"
+#   start_harness [product…]    # builds webcache (and the products named), sets $bin and $work
+#   pids+=("$!")                # every background process started is stopped on exit
+#   on_exit() { …; }            # optional: runs on exit once they are stopped (unmounting, say)
+# KEEP=1 leaves $work in place for a look afterwards.
+export PATH="/opt/swift/usr/bin:$PATH"
+pids=()
+
+start_harness() {
+  local product
+  for product in webcache "$@"; do swift build -c release --product "$product" >/dev/null; done
+  bin="$PWD/.build/release/webcache"
+  work="$(mktemp -d)"
+  trap harness_cleanup EXIT
+}
+
+harness_cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if declare -F on_exit >/dev/null; then on_exit || true; fi
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+
+# A port nothing listens on, on 127.0.0.1.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# User + system clock ticks used so far by the processes given (those gone count 0).
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
+  echo "$total"
+}
