@@ -124,7 +124,7 @@ public final class CachingProxy: Sendable {
         metrics.connectionsAccepted.increment()
         metrics.connectionsOpen.increment(by: 1)
         channel.closeFuture.whenComplete { _ in self.metrics.connectionsOpen.decrement(by: 1) }
-        let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+        let decoder = ByteToMessageHandler(RequestDecoder())
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(IdleStateHandler(allTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
         try pipeline.addHandler(decoder)

@@ -31,7 +31,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     let proxy: CachingProxy
     /// The request decoder in front, taken out when the connection becomes a tunnel.
-    let decoder: ByteToMessageHandler<HTTPRequestDecoder>
+    let decoder: ByteToMessageHandler<RequestDecoder>
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     var refusal: ProxyResponse?
@@ -64,7 +64,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answers repeated on this connection: plain and tunnelled requests are kept apart.
     private let answers: RepeatedAnswers
 
-    init(proxy: CachingProxy, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tunnel: InterceptedTunnel? = nil) {
+    init(proxy: CachingProxy, decoder: ByteToMessageHandler<RequestDecoder>, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
         self.decoder = decoder
         self.tunnel = tunnel
@@ -200,11 +200,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         proxy.logger.debug("connection error: \(error)")
-        guard let parserError = error as? HTTPParserError else {
+        guard let refusal = Self.refusal(for: error) else {
             context.close(promise: nil)
             return
         }
-        malformed = Self.refusal(for: parserError)
+        malformed = refusal
         if !responding && waiting.isEmpty {
             refuseMalformed(context: context)
         }
@@ -212,11 +212,16 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
     }
 
-    /// The answer to bytes the parser could not take: 505 for an HTTP version other than 1.x
-    /// (RFC 9110 §15.6.6), 400 for the rest — an unknown method included, since the parser
-    /// cannot tell one from bytes that are not HTTP at all.
-    static func refusal(for error: HTTPParserError) -> (status: Int, reason: String) {
-        error == .invalidVersion ? (505, "HTTP Version Not Supported") : (400, "Bad Request")
+    /// The answer to bytes the decoder could not take: 501 for a request line whose method the
+    /// proxy does not know (RFC 9110 §9.1), 505 for an HTTP version other than 1.x (§15.6.6),
+    /// 400 for the rest; `nil` for an error that is not about the bytes (the connection closes).
+    static func refusal(for error: any Error) -> (status: Int, reason: String)? {
+        switch error {
+        case is RequestDecoder.UnknownMethod: (501, "Not Implemented")
+        case HTTPParserError.invalidVersion: (505, "HTTP Version Not Supported")
+        case is HTTPParserError: (400, "Bad Request")
+        default: nil
+        }
     }
 
     private func refuseMalformed(context: ChannelHandlerContext) {

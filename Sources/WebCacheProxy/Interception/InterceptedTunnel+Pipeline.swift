@@ -15,7 +15,7 @@ extension InterceptedTunnel {
                 // sent its close_notify, would wait out its shutdown timeout for one that never
                 // comes, holding the connection).
                 try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
-                let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+                let decoder = ByteToMessageHandler(RequestDecoder())
                 let pipeline = context.pipeline.syncOperations
                 try pipeline.addHandler(NIOSSLServerHandler(context: tls), position: .after(context.handler))
                 let server = try pipeline.handler(type: NIOSSLServerHandler.self)
