@@ -151,8 +151,10 @@ let package = Package(
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
-                "HTTPCaching", "WebCacheTLS",
+                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheProxy", "WebCacheStore",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

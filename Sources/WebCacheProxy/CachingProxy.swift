@@ -95,7 +95,7 @@ public final class CachingProxy: Sendable {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .tunedForServing()
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try self.configureConnection(channel) }
+                channel.eventLoop.makeCompletedFuture { try self.serve(channel) }
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
@@ -114,7 +114,13 @@ public final class CachingProxy: Sendable {
         await connections.drain(timeout: configuration.drainTimeout, on: group.any())
     }
 
-    private func configureConnection(_ channel: any Channel) throws {
+    /// Serves HTTP/1.1 on `channel`, a connection accepted by the caller rather than by
+    /// ``run()``: from a server bootstrap of the app's own, or a `NIOAsyncTestingChannel` that a
+    /// test or fuzzer writes request bytes into. Call it on the channel's event loop before the
+    /// channel reads. The connection counts against
+    /// ``ProxyConfiguration/maximumConnections`` like those ``run()`` accepts: over the limit it
+    /// gets a 503 and is closed.
+    public func serve(_ channel: any Channel) throws {
         guard connections.admit(channel) else {
             metrics.connectionsRefused.increment()
             let refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"

@@ -103,6 +103,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             } else if RequestHeadChecks.expectsContinue(requestHead) {
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
             }
+            if refusal != nil && RequestHeadChecks.expectsContinue(requestHead) {
+                // The client waits for a 100 before it sends the body: the refusal goes now, in its
+                // place (RFC 9110 §10.1.1), and the connection closes after it.
+                head = nil
+                respond(context: context, head: requestHead)
+            }
         case .body(var chunk):
             guard refusal == nil else { return }
             if body.readableBytes + chunk.readableBytes > proxy.configuration.maximumRequestBodySize {
@@ -225,7 +231,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func refuseMalformed(context: ChannelHandlerContext) {
-        guard let malformed else { return }
+        // A head cut short by the connection's own close is not answered.
+        guard let malformed, context.channel.isActive else { return }
         let refusal = "HTTP/1.1 \(malformed.status) \(malformed.reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         proxy.metrics.countResponse(status: malformed.status)
         let channel = context.channel

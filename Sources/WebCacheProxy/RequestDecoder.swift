@@ -40,16 +40,18 @@ struct RequestDecoder: ByteToMessageDecoder {
         decoder.decoderRemoved(context: context)
     }
 
-    /// The method of the request line `bytes` begin with, if they begin with a token (RFC 9110
-    /// §5.6.2) followed by a space. When the parser failed on a later request in the same bytes,
-    /// they begin with a method it knows: that is not taken for an unknown one, and the bytes get
-    /// a 400 as before.
+    /// The method of the request line `bytes` begin with, if they begin with one: a token (RFC
+    /// 9110 §5.6.2), a space, a target, a space and `HTTP/`, in the first line. When the parser
+    /// failed on a later request in the same bytes, they begin with a method it knows: that is
+    /// not taken for an unknown one, and the bytes get a 400 as before.
     static func unknownMethod(atStartOf bytes: ByteBuffer) -> UnknownMethod? {
         bytes.withUnsafeReadableBytes { raw -> UnknownMethod? in
-            guard let space = raw.prefix(33).firstIndex(of: UInt8(ascii: " ")), space > 0 else { return nil }
-            let token = raw[..<space]
-            guard token.allSatisfy(isTokenCharacter) else { return nil }
-            let method = String(decoding: token, as: UTF8.self)
+            let line = raw.prefix(8192).split(separator: UInt8(ascii: "\r"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            guard parts.count == 3, (1...32).contains(parts[0].count), parts[0].allSatisfy(isTokenCharacter), !parts[1].isEmpty,
+                parts[2].starts(with: "HTTP/".utf8)
+            else { return nil }
+            let method = String(decoding: parts[0], as: UTF8.self)
             return HTTPMethod(rawValue: method).isKnown ? nil : UnknownMethod(method: method)
         }
     }

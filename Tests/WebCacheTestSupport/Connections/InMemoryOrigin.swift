@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import WebCache
+
+/// An origin without a socket: `answer` makes each response at once, and every request is
+/// counted by path. For tests and fuzzing of what sits in front of the engine, where a real
+/// origin would only add time.
+public final class InMemoryOrigin: OriginFetching {
+    private let answer: @Sendable (HTTPRequest) -> OriginResponse
+    private let paths = NIOLockedValueBox([String: Int]())
+
+    /// An origin answering with `answer`.
+    public init(answer: @escaping @Sendable (HTTPRequest) -> OriginResponse) {
+        self.answer = answer
+    }
+
+    /// An origin whose every answer is `200` with `Cache-Control: max-age=60` and a short body
+    /// naming the path; a path starting `/no-store`, `/private` or `/no-cache` gets that
+    /// directive instead, and `/missing` a cacheable 404.
+    public static func cacheable() -> InMemoryOrigin {
+        InMemoryOrigin { request in
+            let path = request.path ?? "/"
+            let control =
+                path.hasPrefix("/no-store") ? "no-store" : path.hasPrefix("/private") ? "private, max-age=60"
+                : path.hasPrefix("/no-cache") ? "no-cache" : "max-age=60"
+            var fields = HTTPFields()
+            fields[.cacheControl] = control
+            fields[.contentType] = "text/plain"
+            let status: HTTPResponse.Status = path.hasPrefix("/missing") ? .notFound : .ok
+            return OriginResponse(head: HTTPResponse(status: status, headerFields: fields), body: Data("body of \(path)".utf8))
+        }
+    }
+
+    /// How many requests for `path` (the request target's path, with its query) came.
+    public func count(_ path: String) -> Int {
+        paths.withLockedValue { $0[path, default: 0] }
+    }
+
+    /// How many requests came in all.
+    public var total: Int {
+        paths.withLockedValue { $0.values.reduce(0, +) }
+    }
+
+    public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
+        paths.withLockedValue { $0[request.path ?? "/", default: 0] += 1 }
+        return answer(request)
+    }
+}

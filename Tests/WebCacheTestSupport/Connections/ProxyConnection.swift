@@ -1,0 +1,105 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import WebCacheProxy
+
+/// One client connection to a ``WebCacheProxy/CachingProxy`` without a socket: request bytes
+/// go in, the bytes the proxy writes come out, and the connection's clock moves only when the
+/// test moves it (``advanceTime(by:)``). The proxy's own handlers serve it, as for a connection
+/// ``WebCacheProxy/CachingProxy/run()`` accepts.
+public final class ProxyConnection: Sendable {
+    /// The channel the proxy serves.
+    public let channel: NIOAsyncTestingChannel
+    /// Everything the proxy has written so far.
+    private let received = NIOLockedValueBox([UInt8]())
+
+    private init(channel: NIOAsyncTestingChannel) {
+        self.channel = channel
+    }
+
+    /// A connection from `client` (loopback unless said) served by `proxy`.
+    public static func open(
+        to proxy: CachingProxy, from client: SocketAddress? = nil
+    ) async throws -> ProxyConnection {
+        let channel = NIOAsyncTestingChannel()
+        try await channel.testingEventLoop.executeInContext { try proxy.serve(channel) }
+        try await channel.connect(to: client ?? SocketAddress(ipAddress: "127.0.0.1", port: 50_000))
+        return ProxyConnection(channel: channel)
+    }
+
+    /// Sends `text` as the client's next bytes.
+    public func send(_ text: String) async throws {
+        try await send(Array(text.utf8))
+    }
+
+    /// Sends `bytes` as the client's next bytes.
+    public func send(_ bytes: [UInt8]) async throws {
+        try await channel.writeInbound(ByteBuffer(bytes: bytes))
+    }
+
+    /// The client half-closes: it will send nothing more, but still reads.
+    public func closeInput() async throws {
+        try await channel.testingEventLoop.executeInContext {
+            self.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        }
+    }
+
+    /// Moves the connection's clock on, running the timers that fall due.
+    public func advanceTime(by amount: TimeAmount) async {
+        await channel.testingEventLoop.advanceTime(by: amount)
+    }
+
+    /// Whether the proxy has closed the connection.
+    public var isClosed: Bool {
+        get async throws {
+            try await channel.testingEventLoop.executeInContext { !self.channel.isActive }
+        }
+    }
+
+    /// Everything the proxy has written so far.
+    public func written() async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        while let data = try await channel.readOutbound(as: IOData.self) {
+            switch data {
+            case .byteBuffer(let buffer):
+                bytes += buffer.readableBytesView
+            case .fileRegion(let region):
+                bytes += try region.fileHandle.withUnsafeFileDescriptor { descriptor in
+                    var chunk = [UInt8](repeating: 0, count: region.readableBytes)
+                    let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, region.readableBytes, off_t(region.readerIndex)) }
+                    return Array(chunk.prefix(max(count, 0)))
+                }
+            }
+        }
+        return received.withLockedValue {
+            $0 += bytes
+            return $0
+        }
+    }
+
+    /// Waits (on the wall clock, at most `timeout`) until the proxy has written `count` final
+    /// responses in all or closed the connection, and returns everything it wrote, read as
+    /// responses to requests of `methods` (`GET` for any beyond them), with whether it closed.
+    public func responses(
+        _ count: Int, methods: [String] = [], timeout: Duration = .seconds(10)
+    ) async throws -> (responses: [ResponseReader.Response], closed: Bool) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            await channel.testingEventLoop.run()
+            let closed = try await isClosed
+            let bytes = try await written()
+            let read = try ResponseReader.read(bytes, methods: methods, closed: closed)
+            if read.responses.filter({ $0.status >= 200 }).count >= count || closed || ContinuousClock.now >= deadline {
+                return (read.responses, closed)
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Closes the connection from the client's side, if the proxy has not.
+    public func close() async {
+        try? await channel.close()
+        await channel.testingEventLoop.run()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HTTPCaching
+import WebCache
+import WebCacheProxy
+import WebCacheStore
+
+/// A reverse proxy over a shared cache in a temporary directory, in front of an
+/// ``InMemoryOrigin``, whose connections are ``ProxyConnection``s: the proxy's connection
+/// handling, whole, at the speed of function calls.
+public final class SocketlessProxy: Sendable {
+    /// The proxy.
+    public let proxy: CachingProxy
+    /// The cache behind it.
+    public let cache: HTTPCache
+    /// The origin behind the cache.
+    public let origin: InMemoryOrigin
+    private let directory: TemporaryDirectory
+
+    /// A proxy for `origin` (``InMemoryOrigin/cacheable()`` unless given) with `configure`'s
+    /// settings; its upstream is `http://origin.test/`, which no socket ever reaches.
+    public init(origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory(prefix: "webcache-socketless")
+        self.origin = origin
+        cache = try HTTPCache(
+            configuration: HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: origin)
+        var configuration = ProxyConfiguration(port: 0, upstream: URL(string: "http://origin.test/"))
+        configure(&configuration)
+        proxy = CachingProxy(cache: cache, configuration: configuration)
+    }
+
+    /// A new client connection.
+    public func connect() async throws -> ProxyConnection {
+        try await ProxyConnection.open(to: proxy)
+    }
+
+    /// Runs `body` with a proxy and removes its cache afterwards.
+    public static func with<Result>(
+        origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in },
+        _ body: (SocketlessProxy) async throws -> Result
+    ) async throws -> Result {
+        let proxy = try SocketlessProxy(origin: origin, configure: configure)
+        do {
+            let result = try await body(proxy)
+            await proxy.remove()
+            return result
+        } catch {
+            await proxy.remove()
+            throw error
+        }
+    }
+
+    /// Waits for the cache's background work and deletes its directory.
+    public func remove() async {
+        await cache.waitForBackgroundWork()
+        directory.remove()
+    }
+}
