@@ -145,7 +145,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "webcache-fuzz",
-            dependencies: ["HTTPCaching", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: [
+                "HTTPCaching", "WebCacheTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Fuzz/WebCacheFuzz"
         ),
         .target(

@@ -7,10 +7,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The parsers that read what the network sends, each checked on arbitrary bytes: none may
-/// crash or trap, and each states a property that must hold of what it accepts.
+/// The parsers that read what the network sends, and the proxy's handling of a client's bytes,
+/// each checked on arbitrary bytes: none may crash or trap, and each states a property that must
+/// hold of what it accepts.
 enum FuzzTargets {
-    static let names = ["cache-control", "http-date", "vary", "range"]
+    static let names = ["cache-control", "http-date", "vary", "range", "proxy-request"]
 
     static func run(_ name: String, _ bytes: UnsafeRawBufferPointer) {
         let text = String(decoding: bytes, as: UTF8.self)
@@ -19,6 +20,7 @@ enum FuzzTargets {
         case "http-date": httpDate(text)
         case "vary": vary(text)
         case "range": range(text, bytes: bytes)
+        case "proxy-request": ProxyRequestTarget.run(bytes)
         default: fatalError("unknown fuzz target \(name); one of \(names.joined(separator: ", "))")
         }
     }

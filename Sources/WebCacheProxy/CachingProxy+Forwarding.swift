@@ -75,7 +75,7 @@ extension CachingProxy {
             response.headerFields[.cacheControl] = "no-store"
             return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
         }
-        guard let method = HTTPRequest.Method(head.method.rawValue) else { return .answered(.error(400, "invalid method")) }
+        guard let method = HTTPRequest.Method(head.method.token) else { return .answered(.error(400, "invalid method")) }
         let target: URL
         var request: HTTPRequest
         if let tunnel {

@@ -152,7 +152,7 @@ extension ProxyHTTPHandler {
             switch result {
             case .success(let upstream):
                 var requestHead = ByteBuffer()
-                requestHead.writeString("\(head.method.rawValue) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
+                requestHead.writeString("\(head.method.token) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
                 for (name, value) in head.headers { requestHead.writeString("\(name): \(value)\r\n") }
                 requestHead.writeString("\r\n")
                 upstream.write(requestHead, promise: nil)

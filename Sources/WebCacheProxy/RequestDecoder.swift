@@ -74,3 +74,12 @@ extension HTTPMethod {
         return true
     }
 }
+
+extension HTTPMethod {
+    /// The method as it goes on the wire. SwiftNIO parses `M-SEARCH` (SSDP) as `.MSEARCH`,
+    /// whose `rawValue` is `MSEARCH`: a method no origin knows.
+    var token: String {
+        if case .MSEARCH = self { return "M-SEARCH" }
+        return rawValue
+    }
+}

@@ -37,6 +37,8 @@ struct ConnectionTableTests {
         var methods: [String] = []
         /// Requests the origin receives.
         var fetches = 0
+        /// The methods the origin receives, where they matter.
+        var originMethods: [String]? = nil
 
         var testDescription: String { rule }
     }
@@ -69,6 +71,9 @@ struct ConnectionTableTests {
             statuses: [501], closes: true),
         Row(rule: "a line that is not a request line, though it starts with a token: 400",
             steps: [.send("THIS IS NOT HTTP\r\n\r\n")], statuses: [400], closes: true),
+        Row(rule: "a method the parser knows but HTTP does not define (M-SEARCH) is forwarded",
+            steps: [.send("M-SEARCH /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")], statuses: [200], closes: false, fetches: 1,
+            originMethods: ["M-SEARCH"]),
         Row(rule: "HTTP/1.2: 505 (RFC 9110 §15.6.6)", steps: [.send("GET /a HTTP/1.2\r\nHost: shop.test\r\n\r\n")],
             statuses: [505], closes: true),
         Row(rule: "Expect: 100-continue: 100, then the answer once the body came (RFC 9110 §10.1.1)",
@@ -123,6 +128,7 @@ struct ConnectionTableTests {
                 #expect(answers.filter { $0.status >= 200 }.map(\.text) == bodies)
             }
             #expect(server.origin.total == row.fetches, "requests that reached the origin")
+            if let methods = row.originMethods { #expect(server.origin.methods == methods) }
             await connection.close()
         }
     }

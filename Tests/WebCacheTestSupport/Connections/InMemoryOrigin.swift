@@ -9,6 +9,7 @@ import WebCache
 public final class InMemoryOrigin: OriginFetching {
     private let answer: @Sendable (HTTPRequest) -> OriginResponse
     private let paths = NIOLockedValueBox([String: Int]())
+    private let received = NIOLockedValueBox([String]())
 
     /// An origin answering with `answer`.
     public init(answer: @escaping @Sendable (HTTPRequest) -> OriginResponse) {
@@ -42,8 +43,14 @@ public final class InMemoryOrigin: OriginFetching {
         paths.withLockedValue { $0.values.reduce(0, +) }
     }
 
+    /// The methods of the requests that came, in order.
+    public var methods: [String] {
+        received.withLockedValue { $0 }
+    }
+
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         paths.withLockedValue { $0[request.path ?? "/", default: 0] += 1 }
+        received.withLockedValue { $0.append(request.method.rawValue) }
         return answer(request)
     }
 }
