@@ -27,7 +27,14 @@ for target in "${targets[@]}"; do
   mkdir -p "$scratch"
   log=".build-fuzz/$target.log"
   set +e
-  SWIFT_BACKTRACE=enable=no WEBCACHE_FUZZ_TARGET="$target" "$fuzzer" "$scratch" "Fuzz/corpus/$target" -max_total_time="$SECONDS_PER_TARGET" \
+  # LeakSanitizer, at exit, reports index rows' Data (65 bytes each, about 60 over 20,000 inputs:
+  # as many as entries kept in memory, not one per request) as leaked for the proxy target; it
+  # does not see every reference Swift holds. scripts/soak.sh (RSS flat over 500,000 requests)
+  # is the check of the proxy's memory.
+  leaks=1
+  [ "$target" = proxy-request ] && leaks=0
+  ASAN_OPTIONS="detect_leaks=$leaks" SWIFT_BACKTRACE=enable=no WEBCACHE_FUZZ_TARGET="$target" "$fuzzer" "$scratch" "Fuzz/corpus/$target" \
+    -max_total_time="$SECONDS_PER_TARGET" -detect_leaks=$leaks \
     -artifact_prefix=".build-fuzz/artifacts/$target-" -print_final_stats=1 >"$log" 2>&1
   result=$?
   set -e
