@@ -45,6 +45,9 @@ public final class TestOrigin: @unchecked Sendable {
         public var pause: Duration = .zero
         /// Send the body chunked, without `Content-Length`.
         public var chunked = false
+        /// Send this many body bytes (of a `Content-Length` for the whole), then close: a
+        /// response cut short.
+        public var cutAfter: Int?
 
         /// Creates a response.
         public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
@@ -176,6 +179,12 @@ private final class OriginHandler: ChannelInboundHandler {
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let cutAfter = response.cutAfter, cutAfter < response.body.count {
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(cutAfter))))))
+                .whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
         if let pauseAfter = response.pauseAfter, pauseAfter < response.body.count {
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(pauseAfter))))), promise: nil)
             var remainder = response

@@ -4,8 +4,8 @@ extension CacheRules {
     /// Whether `response`, received for `request`, may be stored (RFC 9111 §3).
     ///
     /// Refused: methods other than GET and HEAD (and POST without explicit freshness and a
-    /// `Content-Location` equal to the target, RFC 9110 §9.3.3); non-final, 304 and partial (206)
-    /// responses; `no-store` in the request or the governing directives (unless `must-understand`
+    /// `Content-Location` equal to the target, RFC 9110 §9.3.3); non-final and 304 responses; a
+    /// 206 other than one byte range of a known length answering a GET with `Range` (§3.3); `no-store` in the request or the governing directives (unless `must-understand`
     /// with an understood status, §5.2.2.3); an unknown status under `must-understand`;
     /// unqualified `private` in a shared cache; a request with `Authorization` in a shared cache
     /// unless `public`, `must-revalidate` or `s-maxage` allow it (§3.5); `Vary: *`; and a
@@ -29,7 +29,11 @@ extension CacheRules {
         }
         guard status >= 200 else { return .refused("\(status) is not a final response (RFC 9111 §3)") }
         guard status != 304 else { return .refused("304 updates a stored response; it is not stored itself (RFC 9111 §4.3.4)") }
-        guard status != 206 else { return .refused("partial content (206) is not stored: this cache keeps complete responses only (RFC 9111 §3.3)") }
+        if status == 206 {
+            guard request.method == .get, request.headerFields.contains(.range), storablePart(of: response) != nil else {
+                return .refused("partial content (206) is stored only as one byte range of a known length, for a GET with Range (RFC 9111 §3.3)")
+            }
+        }
 
         var reasons: [String] = []
         if cc.mustUnderstand {

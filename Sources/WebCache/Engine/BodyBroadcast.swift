@@ -65,6 +65,12 @@ final class BodyBroadcast: Sendable {
         }
     }
 
+    /// Returns once the body has ended, whole or not (then the store has what it will keep).
+    func ended() async {
+        var index = 0
+        while let chunk = try? await chunk(at: index), chunk != nil { index += 1 }
+    }
+
     /// The whole body, once it has arrived.
     func collect() async throws -> Data {
         var body = Data()

@@ -83,8 +83,10 @@ extension HTTPCache {
         }
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)
-        if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil {
-            completeInBackground(request, key: key, url: url)
+        if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil,
+            configuration.rules.storablePart(of: head)?.isComplete != true
+        {
+            completeInBackground(request, key: key, url: url, after: result.body)
         }
         let arriving = request.method == .head ? nil : result.body
         return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: arriving)
@@ -92,7 +94,8 @@ extension HTTPCache {
 
     /// Sends a request and returns once the head is in; a task pumps the body into a broadcast
     /// and the store, and calls `release` (ending the fetch's joinability) before the end of the
-    /// body reaches any reader.
+    /// body reaches any reader. A 206 is stored as a part, combined with the part stored before
+    /// when they combine (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
         _ request: HTTPRequest, policy: CachePolicy, release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
@@ -103,33 +106,47 @@ extension HTTPCache {
         if !head.headerFields.contains(.date) {
             head.headerFields[.date] = HTTPDate.format(responseTime)
         }
-        let storing = request.method == .get
+        var storing = request.method == .get
             ? entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
             : nil
+        var plan = StoringPlan(storing: storing, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+        if head.status.code == 206, let entry = storing {
+            plan = partToStore(request, head: head, storing: entry)
+            storing = plan.storing
+        }
         let body = BodyBroadcast()
+        let stored = plan
         Task { [self] in
-            await pumpBody(origin.body, into: body, storing: storing, url: request.url, release: release)
+            await pumpBody(origin.body, into: body, plan: stored, url: request.url, release: release)
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
     }
 
     /// Copies the origin's body to the readers and the store; the entry is committed before
-    /// the readers see the end, so a request that follows the response finds it stored.
-    private func pumpBody(
-        _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, storing: NewEntry?, url: URL?,
+    /// the readers see the end, so a request that follows the response finds it stored. The
+    /// store gets `plan`'s bytes around the body (the rest of a part it combines with); a body
+    /// of another length than announced is not stored, except a 200 cut short, which is kept as
+    /// the part that arrived (RFC 9111 §3.3), never served as complete.
+    func pumpBody(
+        _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
         release: @Sendable () async -> Void
     ) async {
         var writer: BodyWriter?
-        if let storing {
+        if let storing = plan.storing {
             do {
                 writer = try store.makeWriter(for: storing)
+                if !plan.before.isEmpty { try writer?.write(plan.before) }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+                writer?.cancel()
+                writer = nil
             }
         }
+        var received = 0
         do {
             for try await chunk in chunks {
                 body.append(chunk)
+                received += chunk.count
                 count { $0.bytesFromOrigin += chunk.count }
                 do {
                     try writer?.write(chunk)
@@ -140,14 +157,20 @@ extension HTTPCache {
                 }
             }
             do {
-                try writer?.commit()
+                if let expected = plan.expectedLength, received != expected {
+                    logger.debug("not storing \(url?.absoluteString ?? "?"): \(received) body bytes where \(expected) were announced")
+                    writer?.cancel()
+                } else {
+                    if !plan.after.isEmpty { try writer?.write(plan.after) }
+                    try writer?.commit()
+                }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
             }
             await release()
             body.finish()
         } catch {
-            writer?.cancel()
+            keepCutOff(writer, plan: plan, received: received, url: url)
             await release()
             body.fail(error)
         }
@@ -230,11 +253,12 @@ extension HTTPCache {
         return type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("application/ogg")
     }
 
-    /// A media range the origin answered with a 206 (which this cache does not store): the
-    /// whole body is fetched once in the background and stored, so that the next ranges — a seek,
-    /// a replay, offline — are answered from the store (Squid's `range_offset_limit` idea). The
-    /// client dropping its connection, as browsers do at every seek, does not stop it.
-    private func completeInBackground(_ request: HTTPRequest, key: CacheKey, url: URL) {
+    /// A media range the origin answered with a 206 of less than the whole (stored as a part):
+    /// the whole body is fetched once in the background and stored — the rest only, when the
+    /// part is a prefix — so that the next ranges (a seek, a replay, offline) are answered from
+    /// the store (Squid's `range_offset_limit` idea). The client dropping its connection, as
+    /// browsers do at every seek, does not stop it.
+    private func completeInBackground(_ request: HTTPRequest, key: CacheKey, url: URL, after part: BodyBroadcast) {
         var withoutRange = request
         withoutRange.headerFields[.range] = nil
         withoutRange.headerFields[.ifRange] = nil
@@ -243,6 +267,8 @@ extension HTTPCache {
         backgroundTasks.withLock { tasks in
             guard tasks[id] == nil else { return }
             tasks[id] = Task { [self] in
+                // The part first goes to the store, so that only the rest of a prefix is fetched.
+                await part.ended()
                 do {
                     let response = try await response(for: whole)
                     if response.cacheStatus.stored != true && !response.isFromCache {

@@ -17,6 +17,8 @@ extension HTTPCache {
         case forwardUnsafe(url: URL)
         case fetch(HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward)
         case revalidate(CacheEntry, url: URL, decision: ReuseDecision)
+        /// A full GET for a stored prefix: the rest is fetched (``completeAndRespond``).
+        case completePart(CacheEntry, part: ContentRange, key: CacheKey, url: URL, storedIsFresh: Bool)
     }
 
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
@@ -63,6 +65,10 @@ extension HTTPCache {
         case .revalidate(let entry, let url, let decision):
             count { $0.revalidations += 1 }
             return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
+        case .completePart(let entry, let part, let key, let url, let storedIsFresh):
+            count { $0.misses += 1 }
+            return try await completeAndRespond(
+                request, entry: entry, part: part, key: key, url: url, storedIsFresh: storedIsFresh, policy: policy)
         }
     }
 
@@ -113,6 +119,10 @@ extension HTTPCache {
 
         let now = configuration.now()
         let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
+        if entry.stored.response.status.code == 206 {
+            guard let part = rules.storablePart(of: entry.stored.response) else { return .fetch(request, key: key, url: url, forward: .partial) }
+            if let step = planForPart(entry, part: part, request: request, key: key, url: url, mode: mode, decision: decision) { return step }
+        }
         switch decision.action {
         case .useFresh:
             guard var response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {

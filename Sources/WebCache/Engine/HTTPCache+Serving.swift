@@ -36,12 +36,24 @@ extension HTTPCache {
         let configuration = self.configuration
         let rules = configuration.rules
         let notModified = rules.clientPreconditionsMatch(request, stored: entry.stored)
+        // A stored part (a 206) holds `part.range` of the whole: its body file starts there.
+        let part = entry.stored.response.status.code == 206 ? rules.storablePart(of: entry.stored.response) : nil
+        let length = part?.completeLength ?? entry.bodySize
+        let offset = part?.range.lowerBound ?? 0
+        let inFile = { (range: Range<Int>) in (range.lowerBound - offset)..<(range.upperBound - offset) }
         // RFC 9110 §13.2.2: preconditions first; a 304 ignores Range.
-        let ranges: RangeAnswer = notModified || request.headerFields[.range] == nil
-            ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: entry.bodySize)
+        let ranges: RangeAnswer
+        if notModified {
+            ranges = .whole
+        } else if let part {
+            guard let pieces = rules.rangesWithin(part, for: request, stored: entry.stored) else { return nil }
+            ranges = .partial(pieces)
+        } else {
+            ranges = request.headerFields[.range] == nil ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: length)
+        }
         let sentRange: Range<Int>
         switch ranges {
-        case .partial(let pieces) where pieces.count == 1: sentRange = pieces[0]
+        case .partial(let pieces) where pieces.count == 1: sentRange = inFile(pieces[0])
         case .whole: sentRange = 0..<entry.bodySize
         case .partial, .unsatisfiable: sentRange = 0..<0
         }
@@ -57,21 +69,23 @@ extension HTTPCache {
                 head.headerFields[.age] = String(decision.age)
             } else {
                 head = rules.headForServing(entry.stored, age: decision.age)
-                if head.status.code == 200 && head.headerFields[.acceptRanges] == nil { head.headerFields[.acceptRanges] = "bytes" }
+                if head.status.code == 200 || head.status.code == 206, head.headerFields[.acceptRanges] == nil {
+                    head.headerFields[.acceptRanges] = "bytes"
+                }
                 switch ranges {
                 case .whole:
                     if !sendsFile && request.method != .head { body = try store.readBody(entry) }
                 case .unsatisfiable:
-                    head = rules.unsatisfiableRangeHead(head, length: entry.bodySize)
+                    head = rules.unsatisfiableRangeHead(head, length: length)
                 case .partial(let pieces) where pieces.count == 1:
-                    if !sendsFile { body = try store.readBody(entry, range: pieces[0]) }
-                    head = rules.partialHead(head, ranges: pieces, length: entry.bodySize, boundary: "", bodyLength: pieces[0].count)
+                    if !sendsFile { body = try store.readBody(entry, range: inFile(pieces[0])) }
+                    head = rules.partialHead(head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
                 case .partial(let pieces):
                     let boundary = "webcache-\(String(UInt64(bitPattern: entry.id), radix: 16))-\(entry.bodySize)"
-                    let parts = try pieces.map { ($0, try store.readBody(entry, range: $0)) }
+                    let parts = try pieces.map { ($0, try store.readBody(entry, range: inFile($0))) }
                     body = rules.multipartBody(
-                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: entry.bodySize, boundary: boundary)
-                    head = rules.partialHead(head, ranges: pieces, length: entry.bodySize, boundary: boundary, bodyLength: body.count)
+                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: length, boundary: boundary)
+                    head = rules.partialHead(head, ranges: pieces, length: length, boundary: boundary, bodyLength: body.count)
                 }
             }
         } catch {

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -16,7 +18,7 @@ import Foundation
 /// A writer belongs to one task at a time.
 public final class BodyWriter {
     private let store: CacheStore
-    let entry: NewEntry
+    private(set) var entry: NewEntry
     let key: CacheKey
     let varyKey: String
     private var buffer = Data()
@@ -105,6 +107,14 @@ public final class BodyWriter {
             discardFile()
             throw error
         }
+    }
+
+    /// Stores the entry with `response` as its head instead of the one it was made with (a body
+    /// cut short is kept as the part that arrived); otherwise as ``commit()``.
+    @discardableResult
+    public func commit(withHead response: HTTPResponse) throws -> CacheEntry? {
+        entry.stored.response = response
+        return try commit()
     }
 
     /// Drops the body; nothing is stored.

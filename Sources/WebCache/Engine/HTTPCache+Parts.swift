@@ -1,0 +1,183 @@
+import HTTPCaching
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What goes to the store with a body from the origin: the entry, the bytes to write before and
+/// after the body (the rest of a stored part it combines with), and the body's announced length.
+struct StoringPlan: Sendable {
+    var storing: NewEntry?
+    var before = Data()
+    var after = Data()
+    /// The length the body must have to be stored (`Content-Length`, or a part's range).
+    var expectedLength: Int?
+}
+
+/// Parts of a representation (RFC 9111 §3.3, §3.4): a stored 206, or a 200 cut short, is an
+/// entry whose head is a 206 with the `Content-Range` it holds. A range within it is a hit; a
+/// new part that combines with it (the same strong `ETag` and length, overlapping or adjacent)
+/// is stored with it as one entry — a 200 once they make the whole; a full GET for a stored
+/// prefix asks the origin for the rest only.
+extension HTTPCache {
+    /// The step for a request whose selected variant is a stored part: served from it when its
+    /// ranges lie within the part (fresh, or stale where allowed); a full GET of a prefix is
+    /// completed; anything else goes to the origin, whose answer may combine with the part.
+    func planForPart(
+        _ entry: CacheEntry, part: ContentRange, request: HTTPRequest, key: CacheKey, url: URL, mode: RequestMode,
+        decision: ReuseDecision
+    ) -> Step? {
+        let rules = configuration.rules
+        let offline = mode == .onlyCache || rules.directives(for: request).onlyIfCached
+        if request.headerFields[.range] != nil, rules.rangesWithin(part, for: request, stored: entry.stored) != nil {
+            switch decision.action {
+            case .useFresh, .useStale, .gatewayTimeout: return nil  // served (or refused) as any stored response
+            case .fetch, .validate: break
+            }
+        } else if request.method == .get, request.headerFields[.range] == nil, part.range.lowerBound == 0, !offline,
+            !hasConditionals(request)
+        {
+            return .completePart(entry, part: part, key: key, url: url, storedIsFresh: decision.action == .useFresh)
+        }
+        if offline { return .answer(gatewayTimeout(url: url, configuration: configuration)) }
+        return .fetch(request, key: key, url: url, forward: .partial)
+    }
+
+    /// What to store for a 206 `head`: the part alone, or combined with the stored part of the
+    /// same variant (the newest head's fields, RFC 9111 §3.4). Nothing when a complete response
+    /// with the same strong validator is stored: it holds every byte already.
+    func partToStore(_ request: HTTPRequest, head: HTTPResponse, storing: NewEntry) -> StoringPlan {
+        let rules = configuration.rules
+        guard let part = rules.storablePart(of: head), let url = storing.stored.request.url, let key = CacheKey(method: .get, url: url) else {
+            return StoringPlan(storing: nil)
+        }
+        var plan = StoringPlan(storing: storing, expectedLength: part.range.count)
+        if part.isComplete {
+            // All of it (`bytes=0-` answered whole): stored as the 200 it amounts to.
+            plan.storing?.stored.response = rules.headForPart(storing.stored.response, part: part)
+            return plan
+        }
+        let candidates = (try? store.lookup(key)) ?? []
+        guard let existing = select(candidates, for: request, rules: rules) else { return plan }
+        let now = configuration.now()
+        let fresh = rules.reuse(existing.stored, for: request, now: now).action == .useFresh
+        guard rules.partsCombine(stored: existing.stored.response, new: head, storedIsFresh: fresh) else { return plan }
+        guard existing.stored.response.status.code == 206, let held = rules.storablePart(of: existing.stored.response),
+            held.range.lowerBound <= part.range.upperBound, part.range.lowerBound <= held.range.upperBound
+        else {
+            // A complete response with this validator, or a part apart from this one (then the
+            // newer replaces it: one range per entry).
+            if existing.stored.response.status.code == 200 { plan.storing = nil }
+            return plan
+        }
+        do {
+            if held.range.lowerBound < part.range.lowerBound {
+                plan.before = try store.readBody(existing, range: 0..<(part.range.lowerBound - held.range.lowerBound))
+            }
+            if held.range.upperBound > part.range.upperBound {
+                plan.after = try store.readBody(
+                    existing, range: (part.range.upperBound - held.range.lowerBound)..<(held.range.upperBound - held.range.lowerBound))
+            }
+        } catch {
+            storeProblem("stored part of \(key) unusable, storing the new part alone: \(error)")
+            return plan
+        }
+        let union = ContentRange(
+            range: min(held.range.lowerBound, part.range.lowerBound)..<max(held.range.upperBound, part.range.upperBound),
+            completeLength: part.completeLength)
+        plan.storing?.stored.response = rules.headForPart(storing.stored.response, part: union)
+        return plan
+    }
+
+    /// A 200 cut short: the bytes that arrived are kept as a part (`0..<received` of the
+    /// announced length), so that a later request completes it instead of fetching it all again.
+    func keepCutOff(_ writer: BodyWriter?, plan: StoringPlan, received: Int, url: URL?) {
+        guard let writer, let head = plan.storing?.stored.response, head.status.code == 200, plan.before.isEmpty,
+            let length = plan.expectedLength, received > 0, received < length
+        else {
+            writer?.cancel()
+            return
+        }
+        let part = ContentRange(range: 0..<received, completeLength: length)
+        do {
+            try writer.commit(withHead: configuration.rules.headForPart(head, part: part))
+            logger.debug("\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
+        } catch {
+            storeProblem("could not keep the part of \(url?.absoluteString ?? "?") that arrived: \(error)")
+        }
+    }
+
+    /// A full GET for a stored prefix: the origin is asked for the rest (`Range: bytes=N-`, with
+    /// `If-Range` when the part has a strong `ETag`), and the client gets the prefix and the rest
+    /// as one 200, which is stored whole. When the origin sends the whole instead (the part is
+    /// outdated), that is the answer; anything else, and the request is fetched whole.
+    func completeAndRespond(
+        _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL, storedIsFresh: Bool,
+        policy: CachePolicy
+    ) async throws -> CacheResponse {
+        let rules = configuration.rules
+        let prefix: Data
+        do {
+            prefix = try store.readBody(entry)
+        } catch {
+            storeProblem("stored part of \(key) unusable, fetching it whole: \(error)")
+            return try await fetchAndRespond(request, key: key, url: url, forward: .miss, policy: policy)
+        }
+        var outgoing = request
+        outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
+        if let tag = entry.stored.response.headerFields[.eTag], EntityTag(parsing: tag)?.isWeak == false {
+            outgoing.headerFields[.ifRange] = tag
+        }
+        let requestTime = configuration.now()
+        let origin: OriginStream
+        do {
+            origin = try await contactOrigin(request.url) { try await self.origin.stream(outgoing, body: nil) }
+        } catch let error as OriginError where error.kind == .unreachable {
+            throw CacheError(.offlineMiss, "\(url.absoluteString) is stored only in part and the origin is unreachable", cause: error)
+        } catch let error as OriginError {
+            throw CacheError(.originFailed, "fetching the rest of \(url.absoluteString) failed", cause: error)
+        }
+        let responseTime = configuration.now()
+        var head = origin.head
+        if !head.headerFields.contains(.date) { head.headerFields[.date] = HTTPDate.format(responseTime) }
+        let body = BodyBroadcast()
+        var clientHead: HTTPResponse
+        var plan: StoringPlan
+        if head.status.code == 206, let rest = rules.storablePart(of: head), let length = part.completeLength,
+            rest.range == part.range.upperBound..<length, rest.completeLength == length,
+            rules.partsCombine(stored: entry.stored.response, new: head, storedIsFresh: storedIsFresh)
+        {
+            clientHead = rules.headForPart(head, part: ContentRange(range: 0..<length, completeLength: length))
+            plan = StoringPlan(
+                storing: entryToStore(request, head: clientHead, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                before: prefix, expectedLength: rest.range.count)
+            body.append(prefix)
+        } else if head.status.code == 200 {
+            clientHead = head
+            plan = StoringPlan(
+                storing: entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+        } else {
+            logger.debug("\(url.absoluteString): the origin answered \(head.status.code) for the rest of a stored part; fetching it whole")
+            return try await fetchAndRespond(request, key: key, url: url, forward: .partial, policy: policy)
+        }
+        let stored = plan
+        Task { [self] in
+            await pumpBody(origin.body, into: body, plan: stored, url: url, release: {})
+        }
+        let status = CacheStatus(
+            cache: configuration.cacheName, forward: .partial, forwardStatus: head.status.code, stored: plan.storing != nil)
+        clientHead.headerFields = MessageFields.removingHopByHop(clientHead.headerFields)
+        clientHead.headerFields.appendCacheStatus(status)
+        return CacheResponse(head: clientHead, body: Data(), cacheStatus: status, url: url, arriving: body)
+    }
+
+    /// Whether the request carries preconditions (then it is not completed from a part).
+    private func hasConditionals(_ request: HTTPRequest) -> Bool {
+        [HTTPField.Name.ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .ifRange].contains { request.headerFields[$0] != nil }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import NIOConcurrencyHelpers
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@Suite("Parts stored and combined: 206s, bodies cut short, completing a prefix (RFC 9111 §3.3, §3.4)", .serialized)
+struct PartialContentTests {
+    static let body = RangeServingTests.media
+
+    /// `/data.bin`: 200,000 bytes, ranges answered one at a time, with the entity tag `tag` gives.
+    static func routeRanged(_ origin: TestOrigin, tag: @escaping @Sendable () -> String = { "\"d1\"" }) {
+        origin.route("/data.bin") { request in
+            let headers = [("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=600"), ("ETag", tag())]
+            guard let field = request.header("Range"), let ranges = ByteRangeRequest(field),
+                case .satisfiable(let pieces) = ranges.resolve(length: body.count), let piece = pieces.first
+            else { return TestOrigin.Response(headers: headers, body: body) }
+            return TestOrigin.Response(
+                status: 206, headers: headers + [("Content-Range", "bytes \(piece.lowerBound)-\(piece.upperBound - 1)/\(body.count)")],
+                body: body.subdata(in: piece))
+        }
+    }
+
+    @Test("a 206 is stored as a part; ranges within it are hits; a range past it goes to the origin as sent, and the parts combine")
+    func storedAndCombined() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            Self.routeRanged(h.origin)
+            let first = try await h.get("/data.bin", ["Range: bytes=0-99"])
+            #expect(first.head.status.code == 206 && first.body == Self.body.subdata(in: 0..<100))
+            await h.cache.waitForBackgroundWork()
+            let inside = try await h.get("/data.bin", ["Range: bytes=10-19"])
+            #expect(inside.isFromCache && inside.head.status.code == 206)
+            #expect(inside.head.headerFields[.contentRange] == "bytes 10-19/200000")
+            #expect(inside.body == Self.body.subdata(in: 10..<20))
+            #expect(h.origin.count("/data.bin") == 1)
+
+            let next = try await h.get("/data.bin", ["Range: bytes=100-199"])
+            #expect(!next.isFromCache && next.body == Self.body.subdata(in: 100..<200))
+            #expect(h.origin.requests(to: "/data.bin").last?.header("Range") == "bytes=100-199")
+            await h.cache.waitForBackgroundWork()
+            let across = try await h.get("/data.bin", ["Range: bytes=50-149"])
+            #expect(across.isFromCache, "the two parts were stored as one, 0-199")
+            #expect(across.body == Self.body.subdata(in: 50..<150))
+            let both = try await h.get("/data.bin", ["Range: bytes=0-9,190-199"])
+            #expect(both.isFromCache && both.head.headerFields[.contentType]?.hasPrefix("multipart/byteranges") == true)
+            #expect(h.origin.count("/data.bin") == 2)
+        }
+    }
+
+    @Test("a full GET of a stored prefix asks the origin for the rest only (with If-Range), answers 200 whole, and stores it whole")
+    func prefixCompleted() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            Self.routeRanged(h.origin)
+            _ = try await h.get("/data.bin", ["Range: bytes=0-999"])
+            await h.cache.waitForBackgroundWork()
+            let whole = try await h.get("/data.bin")
+            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(whole.head.headerFields[.contentRange] == nil && whole.head.headerFields[.contentLength] == "200000")
+            #expect(whole.cacheStatus.forward == .partial)
+            let asked = h.origin.requests(to: "/data.bin").last
+            #expect(asked?.header("Range") == "bytes=1000-")
+            #expect(asked?.header("If-Range") == "\"d1\"")
+            await h.cache.waitForBackgroundWork()
+            let again = try await h.get("/data.bin")
+            #expect(again.isFromCache && again.head.status.code == 200 && again.body == Self.body)
+            #expect(h.origin.count("/data.bin") == 2)
+        }
+    }
+
+    @Test("a part whose Content-Range disagrees with its body is not stored (the conformance suite's 4-9/10 over five bytes)")
+    func inconsistentPartNotStored() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            h.origin.route("/odd") { _ in
+                TestOrigin.Response(status: 206, headers: [("Cache-Control", "max-age=600"), ("Content-Range", "bytes 4-9/10")], body: Data("01234".utf8))
+            }
+            _ = try? await h.get("/odd", ["Range: bytes=-5"])
+            await h.cache.waitForBackgroundWork()
+            _ = try? await h.get("/odd", ["Range: bytes=-5"])
+            #expect(h.origin.count("/odd") == 2)
+        }
+    }
+
+    @Test("a part with another ETag replaces the stored part instead of combining with it")
+    func otherTagReplaces() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            let tag = NIOLockedValueBox("\"v1\"")
+            Self.routeRanged(h.origin) { tag.withLockedValue { $0 } }
+            _ = try await h.get("/data.bin", ["Range: bytes=0-99"])
+            await h.cache.waitForBackgroundWork()
+            tag.withLockedValue { $0 = "\"v2\"" }
+            _ = try await h.get("/data.bin", ["Range: bytes=100-199"])
+            await h.cache.waitForBackgroundWork()
+            let tail = try await h.get("/data.bin", ["Range: bytes=150-159"])
+            #expect(tail.isFromCache && tail.head.headerFields[.eTag] == "\"v2\"")
+            let head = try await h.get("/data.bin", ["Range: bytes=0-9"])
+            #expect(!head.isFromCache, "the v1 part was replaced, not combined")
+            #expect(h.origin.count("/data.bin") == 3)
+        }
+    }
+
+    @Test("a 200 cut short is kept as the part that arrived, never served as complete, and completed by the next full GET")
+    func cutOffKept() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            let calls = NIOLockedValueBox(0)
+            h.origin.route("/cut.bin") { request in
+                let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"c1\"")]
+                let call = calls.withLockedValue { $0 += 1; return $0 }
+                if call == 1 {
+                    var response = TestOrigin.Response(headers: headers + [("Content-Length", "200000")], body: Self.body)
+                    response.cutAfter = 50_000
+                    return response
+                }
+                guard let field = request.header("Range"), let ranges = ByteRangeRequest(field),
+                    case .satisfiable(let pieces) = ranges.resolve(length: Self.body.count), let piece = pieces.first
+                else { return TestOrigin.Response(headers: headers, body: Self.body) }
+                return TestOrigin.Response(
+                    status: 206, headers: headers + [("Content-Range", "bytes \(piece.lowerBound)-\(piece.upperBound - 1)/200000")],
+                    body: Self.body.subdata(in: piece))
+            }
+            await #expect(throws: (any Error).self) { _ = try await h.get("/cut.bin") }
+            await h.cache.waitForBackgroundWork()
+            let inside = try await h.get("/cut.bin", ["Range: bytes=0-99"])
+            #expect(inside.isFromCache && inside.body == Self.body.subdata(in: 0..<100), "the first 100 bytes arrived and were kept")
+            let whole = try await h.get("/cut.bin")
+            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            let rest = try #require(h.origin.requests(to: "/cut.bin").last?.header("Range"))
+            let start = try #require(Int(rest.dropFirst("bytes=".count).dropLast()))
+            #expect(start > 0 && start <= 50_000, "asked only for what did not arrive: \(rest)")
+            #expect(h.origin.count("/cut.bin") == 2)
+        }
+    }
+
+    @Test("offline, a range within a stored part is served; the whole is not, and no byte of it is made up")
+    func offlinePart() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            Self.routeRanged(h.origin)
+            _ = try await h.get("/data.bin", ["Range: bytes=0-99"])
+            await h.cache.waitForBackgroundWork()
+            try await h.origin.stop()
+            let inside = try await h.get("/data.bin", ["Range: bytes=20-29"])
+            #expect(inside.isFromCache && inside.body == Self.body.subdata(in: 20..<30))
+            await #expect(throws: CacheError.self) { _ = try await h.get("/data.bin") }
+            let onlyCached = try await h.get("/data.bin", ["Cache-Control: only-if-cached"])
+            #expect(onlyCached.head.status.code == 504)
+        }
+    }
+}
