@@ -132,6 +132,43 @@ struct PartialContentTests {
         }
     }
 
+    @Test("a range of a body still arriving follows the download; one far past what has arrived gets its own request")
+    func rangeOfArrivingBody() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) })
+            h.origin.route("/slow.bin") { request in
+                let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"s1\"")]
+                if let field = request.header("Range"), let ranges = ByteRangeRequest(field),
+                    case .satisfiable(let pieces) = ranges.resolve(length: big.count), let piece = pieces.first
+                {
+                    return TestOrigin.Response(
+                        status: 206, headers: headers + [("Content-Range", "bytes \(piece.lowerBound)-\(piece.upperBound - 1)/\(big.count)")],
+                        body: big.subdata(in: piece))
+                }
+                var response = TestOrigin.Response(headers: headers, body: big)
+                response.pauseAfter = 100_000
+                response.pause = .milliseconds(800)
+                return response
+            }
+            let url = h.origin.url("/slow.bin").absoluteString
+            let whole = try await h.cache.streamingResponse(for: Fixtures.request(.get, url))
+            #expect(whole.head.status.code == 200)
+            let near = try await h.get("/slow.bin", ["Range: bytes=1000-1999"])
+            #expect(near.head.status.code == 206 && near.body == big.subdata(in: 1000..<2000))
+            #expect(near.head.headerFields[.contentRange] == "bytes 1000-1999/3000000")
+            #expect(near.cacheStatus.collapsed, "answered from the download under way")
+            let following = try await h.get("/slow.bin", ["Range: bytes=500000-500099"])
+            #expect(following.body == big.subdata(in: 500_000..<500_100), "within reach: it waited for the bytes")
+            let far = try await h.get("/slow.bin", ["Range: bytes=2900000-"])
+            #expect(far.head.status.code == 206 && far.body == big.subdata(in: 2_900_000..<3_000_000))
+            #expect(h.origin.count("/slow.bin") == 2, "one request for the whole, one for the range far past it")
+            #expect(h.origin.requests(to: "/slow.bin").last?.header("Range") == "bytes=2900000-")
+            var collected = Data()
+            for try await chunk in whole.body { collected.append(chunk) }
+            #expect(collected == big)
+        }
+    }
+
     @Test("offline, a range within a stored part is served; the whole is not, and no byte of it is made up")
     func offlinePart() async throws {
         try await EngineHarness.run(rules: .shared) { h in

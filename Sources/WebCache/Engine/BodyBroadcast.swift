@@ -65,10 +65,44 @@ final class BodyBroadcast: Sendable {
         }
     }
 
+    /// How many bytes have arrived so far.
+    var receivedCount: Int {
+        state.withLock { state in state.chunks.reduce(0) { $0 + $1.count } }
+    }
+
+    /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
+    func slice(_ range: Range<Int>) -> BodyBroadcast {
+        let slice = BodyBroadcast()
+        Task {
+            var position = 0
+            var index = 0
+            do {
+                while position < range.upperBound, let chunk = try await chunk(at: index) {
+                    let chunkRange = position..<(position + chunk.count)
+                    let wanted = chunkRange.clamped(to: range)
+                    if !wanted.isEmpty {
+                        let start = chunk.startIndex + (wanted.lowerBound - position)
+                        slice.append(chunk[start..<(start + wanted.count)])
+                    }
+                    position += chunk.count
+                    index += 1
+                }
+                if position < range.upperBound {
+                    slice.fail(CacheError(.originFailed, "the body ended after \(position) bytes, before the range \(range) was whole"))
+                } else {
+                    slice.finish()
+                }
+            } catch {
+                slice.fail(error)
+            }
+        }
+        return slice
+    }
+
     /// Returns once the body has ended, whole or not (then the store has what it will keep).
     func ended() async {
         var index = 0
-        while let chunk = try? await chunk(at: index), chunk != nil { index += 1 }
+        while (try? await chunk(at: index)) != nil { index += 1 }
     }
 
     /// The whole body, once it has arrived.

@@ -47,6 +47,7 @@ extension HTTPCache {
     func fetchAndRespond(
         _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy
     ) async throws -> CacheResponse {
+        if let arriving = await rangeOfArrivingBody(request, key: key, url: url) { return arriving }
         let coalescingKey = "fetch \(request.method.rawValue) \(key.url)\n\(Self.coalescingFields(request))"
         var (result, collapsed): (StreamedFetch, Bool)
         do {
@@ -242,7 +243,7 @@ extension HTTPCache {
     /// Whether a request that joined another's fetch may take its answer: only one the cache is
     /// storing and would serve to it without validation (RFC 9111 §4: storable, the same
     /// variant, reusable as it is — not `no-cache`, not already stale).
-    private func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
+    func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
         guard let storing = fetch.storing else { return false }
         return configuration.rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
     }

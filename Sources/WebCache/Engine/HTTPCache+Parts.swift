@@ -176,6 +176,37 @@ extension HTTPCache {
         return CacheResponse(head: clientHead, body: Data(), cacheStatus: status, url: url, arriving: body)
     }
 
+    /// A range of a body still arriving: when a full GET of the same URL is under way and its
+    /// response may serve this request (``mayShare``), a single range that starts at most
+    /// ``arrivingRangeReach`` past what has arrived is answered from it, as a 206 that follows the
+    /// download; `nil` otherwise (the range gets its own request).
+    func rangeOfArrivingBody(_ request: HTTPRequest, key: CacheKey, url: URL) async -> CacheResponse? {
+        guard request.method == .get, request.headerFields[.ifRange] == nil, let value = request.headerFields[.range],
+            request.headerFields[values: .range].count == 1, let ranges = ByteRangeRequest(value)
+        else { return nil }
+        var whole = request
+        whole.headerFields[.range] = nil
+        let wholeKey = "fetch GET \(key.url)\n\(Self.coalescingFields(whole))"
+        guard let running = await misses.running(for: wholeKey), let fetch = try? await running.value,
+            fetch.head.status.code == 200, let storing = fetch.storing, mayShare(fetch, with: request),
+            let length = fetch.head.headerFields[.contentLength].flatMap({ Int($0) }),
+            case .satisfiable(let pieces) = ranges.resolve(length: length), pieces.count == 1,
+            pieces[0].lowerBound <= fetch.body.receivedCount + Self.arrivingRangeReach
+        else { return nil }
+        let rules = configuration.rules
+        var status = CacheStatus(cache: configuration.cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
+        status.ttl = -rules.reuse(storing.stored, for: request, now: fetch.responseTime).staleness
+        var head = storing.stored.response
+        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
+        head = rules.partialHead(head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
+        head.headerFields.appendCacheStatus(status)
+        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: fetch.body.slice(pieces[0]))
+    }
+
+    /// How far past the bytes that have arrived a range of a body still arriving may start and
+    /// still wait for them (1 MiB: a few seconds of video); one further gets its own request.
+    static let arrivingRangeReach = 1 << 20
+
     /// Whether the request carries preconditions (then it is not completed from a part).
     private func hasConditionals(_ request: HTTPRequest) -> Bool {
         [HTTPField.Name.ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .ifRange].contains { request.headerFields[$0] != nil }

@@ -42,6 +42,11 @@ actor InFlightFetches<Value: Sendable> {
         }
     }
 
+    /// The fetch under way for `key`, if any, without joining it.
+    func running(for key: String) -> Task<Value, any Error>? {
+        tasks[key]
+    }
+
     private func forget(_ key: String, ifStill task: Task<Value, any Error>?) {
         if let task, tasks[key] == task { tasks[key] = nil }
     }
