@@ -65,8 +65,14 @@ enum FuzzTargets {
     }
 
     /// `Range` (RFC 9110 §14.1.2): resolved against any length, the ranges are in bounds,
-    /// ascending and disjoint.
+    /// ascending and disjoint. The same text as `Content-Range` (§14.4): a part that parses is
+    /// non-empty, within its complete length, and prints as a value that parses back to it.
     static func range(_ text: String, bytes: UnsafeRawBufferPointer) {
+        if let part = ContentRange(text) {
+            precondition(!part.range.isEmpty && part.range.lowerBound >= 0, "empty part \(part) from '\(text)'")
+            if let length = part.completeLength { precondition(part.range.upperBound <= length, "part \(part) past its length from '\(text)'") }
+            precondition(ContentRange(part.description) == part, "Content-Range round trip: '\(text)' → '\(part)'")
+        }
         guard let request = ByteRangeRequest(text) else { return }
         let length = bytes.count > 2 ? Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2]) : bytes.count
         for candidate in [0, 1, length, Int.max / 2] {
