@@ -16,11 +16,11 @@ struct ProxyPartialContentTests {
             fields[.cacheControl] = "max-age=600"
             fields[.eTag] = "\"p1\""
             fields[.contentType] = "application/octet-stream"
-            guard let value = request.headerFields[.range], let ranges = ByteRangeRequest(value),
-                case .satisfiable(let pieces) = ranges.resolve(length: body.count), let piece = pieces.first
-            else { return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: body) }
-            fields[.contentRange] = "bytes \(piece.lowerBound)-\(piece.upperBound - 1)/\(body.count)"
-            return OriginResponse(head: HTTPResponse(status: .partialContent, headerFields: fields), body: body.subdata(in: piece))
+            guard let piece = rangedPiece(of: body, for: request.headerFields[.range]) else {
+                return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: body)
+            }
+            fields[.contentRange] = piece.contentRange
+            return OriginResponse(head: HTTPResponse(status: .partialContent, headerFields: fields), body: body.subdata(in: piece.range))
         }
     }
 
