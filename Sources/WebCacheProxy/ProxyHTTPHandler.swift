@@ -273,11 +273,16 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let proxy = self.proxy
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let interim = InterimForwarding.accepts(head.version) ? InterimForwarding(channel: channel) : nil
         context.eventLoop.startTask {
             let response: ProxyResponse
             switch routing {
             case .answered(let answer): response = answer
-            case .cache(let request, _, let body): response = await proxy.respond(to: request, body: body)
+            case .cache(let request, _, let body):
+                response = await InterimResponses.$handler.withValue(interim?.handler) {
+                    await proxy.respond(to: request, body: body)
+                }
+                interim?.close()
             }
             await proxy.write(response, to: channel, persistence: persistence, method: head.method)
             channel.eventLoop.execute {

@@ -42,4 +42,11 @@ final class ServedChannels: @unchecked Sendable {
         try await listener?.close()
         for connection in open { try? await connection.close() }
     }
+
+    /// Closes every connection and goes on listening (an origin dropping its kept-alive
+    /// connections, as servers do after their keep-alive timeout).
+    func closeConnections() async {
+        let open = lock.withLock { Array(connections.values) }
+        for connection in open { try? await connection.close() }
+    }
 }

@@ -48,6 +48,8 @@ public final class TestOrigin: @unchecked Sendable {
         /// Send this many body bytes (of a `Content-Length` for the whole), then close: a
         /// response cut short.
         public var cutAfter: Int?
+        /// Interim responses (`103 Early Hints`…) sent before this one, with their fields.
+        public var interim: [(status: Int, headers: [(String, String)])] = []
 
         /// Creates a response.
         public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
@@ -99,6 +101,14 @@ public final class TestOrigin: @unchecked Sendable {
         let channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
         channels.listen(on: channel)
         lock.withLock { self.port = channel.localAddress?.port ?? 0 }
+    }
+
+    /// Connections accepted so far.
+    public var connectionsAccepted: Int { channels.accepted }
+
+    /// Closes the open connections and goes on listening.
+    public func dropConnections() async {
+        await channels.closeConnections()
     }
 
     /// Stops listening and drops every open connection, as an origin that goes away would.
@@ -178,6 +188,10 @@ private final class OriginHandler: ChannelInboundHandler {
         if !response.chunked && !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: String(response.body.count)) }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+        for interim in response.interim {
+            let status = HTTPResponseStatus(statusCode: interim.status)
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(interim.headers)))), promise: nil)
+        }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let cutAfter = response.cutAfter, cutAfter < response.body.count {
             let channel = context.channel

@@ -29,7 +29,7 @@ struct ProxyInterceptionTests {
             return [file.path]
         } ?? []
         let trust = try OriginTrust(certificateFiles: trustFiles)
-        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5), trust: trust)
+        let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5), trust: trust)
         let cache = try HTTPCache(
             configuration: HTTPCache.Configuration(store: CacheStore.Configuration(directory: temporary.url.appendingPathComponent("cache")), rules: .shared),
             origin: network)

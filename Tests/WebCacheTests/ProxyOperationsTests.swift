@@ -34,7 +34,10 @@ struct ProxyOperationsTests {
             let silent = try await RawHTTPClient.exchange(port: port, "", timeout: 5)
             #expect(silent.isEmpty)
             #expect(clock.now - start < .seconds(3), "an idle connection was not closed")
-
+        }
+        // The connection limit, with an idle timeout long enough that a loaded machine does not
+        // close the two idle connections before the third comes.
+        try await ProxyTests.withProxy(origin, configure: { $0.maximumConnections = 2 }) { port, _ in
             let first = try RawHTTPClient.openIdleConnection(port: port)
             let second = try RawHTTPClient.openIdleConnection(port: port)
             defer {
@@ -82,7 +85,7 @@ struct ProxyOperationsTests {
         }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
+        let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
         let cache = try HTTPCache(
             configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: network)
         let proxy = CachingProxy(cache: cache, configuration: ProxyConfiguration(port: 0, upstream: origin.url("/")))

@@ -21,8 +21,7 @@ struct ProxyTests {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let directory = cacheDirectory ?? temporary.url
-        // AsyncHTTPClient retries refused connections until the deadline: keep it short.
-        let network = AsyncHTTPClientOrigin(connectTimeout: connectTimeout, timeout: .seconds(3))
+        let network = try SwiftNIOOrigin(connectTimeout: connectTimeout, timeout: .seconds(3))
         var cacheConfiguration = HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory), rules: .shared)
         adjust(&cacheConfiguration)
         let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)

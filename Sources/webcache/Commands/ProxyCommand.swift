@@ -115,7 +115,9 @@ struct ProxyCommand: AsyncParsableCommand {
             MemoryAllocation.tuneForServing()
             let trust = try network.trust(cache)
             let interception = try interceptHttps ? makeInterception(trust: trust) : nil
-            let origin = AsyncHTTPClientOrigin(
+            // SwiftNIO directly: interim responses (103 Early Hints) reach the clients, and new
+            // upstream connections are made on the event loop of the client's connection.
+            let origin = try SwiftNIOOrigin(
                 connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout), trust: trust)
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")

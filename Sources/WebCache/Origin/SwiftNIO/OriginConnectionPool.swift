@@ -1,0 +1,70 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A kept-alive connection to an origin and its exchange handler.
+struct OriginConnection: Sendable {
+    let channel: any Channel
+    let handler: NIOLoopBound<OriginExchangeHandler>
+}
+
+/// Idle kept-alive connections by endpoint, at most ``maximumIdlePerEndpoint`` each, for at
+/// most ``idleTimeout``. A connection the origin closes while idle leaves the pool then.
+final class OriginConnectionPool: Sendable {
+    private struct Idle {
+        var connection: OriginConnection
+        var since: NIODeadline
+    }
+
+    let maximumIdlePerEndpoint: Int
+    let idleTimeout: TimeAmount
+    private let idle = NIOLockedValueBox([OriginEndpoint: [Idle]]())
+
+    init(maximumIdlePerEndpoint: Int, idleTimeout: TimeAmount) {
+        self.maximumIdlePerEndpoint = maximumIdlePerEndpoint
+        self.idleTimeout = idleTimeout
+    }
+
+    /// An idle connection to `endpoint`, one on `loop` if there is one; `nil` when none is left.
+    func take(_ endpoint: OriginEndpoint, preferring loop: (any EventLoop)?) -> OriginConnection? {
+        let now = NIODeadline.now()
+        var expired: [OriginConnection] = []
+        let taken = idle.withLockedValue { table -> OriginConnection? in
+            guard var connections = table[endpoint] else { return nil }
+            defer { table[endpoint] = connections.isEmpty ? nil : connections }
+            expired = connections.filter { now - $0.since > idleTimeout }.map(\.connection)
+            connections.removeAll { now - $0.since > idleTimeout }
+            let index = connections.lastIndex { loop != nil && $0.connection.channel.eventLoop === loop! } ?? connections.indices.last
+            guard let index else { return nil }
+            return connections.remove(at: index).connection
+        }
+        for connection in expired { connection.channel.close(promise: nil) }
+        return taken
+    }
+
+    /// Keeps `connection` for the next request to `endpoint`, or closes it when the pool is full.
+    func giveBack(_ connection: OriginConnection, to endpoint: OriginEndpoint) {
+        let kept = idle.withLockedValue { table -> Bool in
+            guard connection.channel.isActive, table[endpoint, default: []].count < maximumIdlePerEndpoint else { return false }
+            table[endpoint, default: []].append(Idle(connection: connection, since: .now()))
+            return true
+        }
+        if !kept { connection.channel.close(promise: nil) }
+    }
+
+    /// Forgets `channel` (closed by the origin while idle).
+    func forget(_ channel: any Channel, of endpoint: OriginEndpoint) {
+        idle.withLockedValue { table in
+            table[endpoint]?.removeAll { $0.connection.channel === channel }
+            if table[endpoint]?.isEmpty == true { table[endpoint] = nil }
+        }
+    }
+
+    /// Closes every idle connection.
+    func closeAll() {
+        let all = idle.withLockedValue { table -> [OriginConnection] in
+            defer { table.removeAll() }
+            return table.values.flatMap { $0.map(\.connection) }
+        }
+        for connection in all { connection.channel.close(promise: nil) }
+    }
+}

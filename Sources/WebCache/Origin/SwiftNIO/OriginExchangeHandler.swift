@@ -1,0 +1,178 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One exchange at a time on a connection to an origin: writes the request, hands interim
+/// responses to their handler, completes the head, streams the body, and says at the end
+/// whether the connection may carry another request.
+final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// What one exchange reports to, all on the connection's event loop.
+    struct Exchange: Sendable {
+        var head: EventLoopPromise<HTTPResponse>
+        var body: AsyncThrowingStream<Data, any Error>.Continuation
+        var interim: (@Sendable (HTTPResponse) -> Void)?
+        var maximumBodySize: Int
+        /// How long the head may take, and then each chunk of the body.
+        var timeout: TimeAmount
+        /// Called once the exchange is over: `true` when the connection may be used again.
+        var finished: @Sendable (_ reusable: Bool) -> Void
+    }
+
+    /// Why an exchange ended without a complete response.
+    enum Failure: Error, CustomStringConvertible {
+        /// The connection closed before the response head (a kept-alive connection the origin
+        /// had closed: the request may be sent again on a new one).
+        case closedBeforeHead
+        case closedDuringBody(received: Int)
+        case timedOut(receivingBody: Bool)
+        case tooLarge(limit: Int)
+        case switchingProtocols
+
+        var description: String {
+            switch self {
+            case .closedBeforeHead: "the connection closed before the response"
+            case .closedDuringBody(let received): "the connection closed after \(received) body bytes"
+            case .timedOut(let receivingBody): receivingBody ? "the body stopped arriving" : "no response in time"
+            case .tooLarge(let limit): "the body is larger than \(limit) bytes"
+            case .switchingProtocols: "the origin switched protocols (101), which a cache does not follow"
+            }
+        }
+    }
+
+    private var context: ChannelHandlerContext?
+    private var exchange: Exchange?
+    private var headReceived = false
+    private var received = 0
+    private var keepAlive = false
+    private var timer: Scheduled<Void>?
+    /// The last error the connection reported (a TLS handshake that failed comes to the request's
+    /// write, or as an error around the close): the reason given when it closes.
+    private var lastError: (any Error)?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Sends `head` (and `body`) and reports the response to `exchange`. On the event loop.
+    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) {
+        guard let context, context.channel.isActive, lastError == nil else {
+            // Closed meanwhile, or failed before the request (a TLS handshake starts on connect).
+            let error = lastError ?? Failure.closedBeforeHead
+            exchange.head.fail(error)
+            exchange.body.finish(throwing: error)
+            exchange.finished(false)
+            return
+        }
+        self.exchange = exchange
+        headReceived = false
+        received = 0
+        keepAlive = head.isKeepAlive
+        armTimer(exchange.timeout, receivingBody: false)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        written.futureResult.whenFailure { error in
+            let (handler, context) = bound.value
+            handler.lastError = handler.lastError ?? error
+            if !context.channel.isActive { handler.fail(error, context: context) }
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let exchange else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head) where (100..<200).contains(head.status.code):
+            guard head.status.code != 101 else {
+                fail(Failure.switchingProtocols, context: context)
+                return
+            }
+            exchange.interim?(Self.response(head))
+        case .head(let head):
+            headReceived = true
+            keepAlive = keepAlive && head.isKeepAlive
+            armTimer(exchange.timeout, receivingBody: true)
+            exchange.head.succeed(Self.response(head))
+        case .body(let buffer):
+            received += buffer.readableBytes
+            guard received <= exchange.maximumBodySize else {
+                fail(Failure.tooLarge(limit: exchange.maximumBodySize), context: context)
+                return
+            }
+            armTimer(exchange.timeout, receivingBody: true)
+            exchange.body.yield(Data(buffer.readableBytesView))
+        case .end:
+            timer?.cancel()
+            self.exchange = nil
+            exchange.body.finish()
+            exchange.finished(keepAlive)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if exchange != nil {
+            // An error that explains the close may come right after it (TLS): give it that tick.
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.execute {
+                let (handler, context) = bound.value
+                guard handler.exchange != nil else { return }
+                let closed = handler.headReceived ? Failure.closedDuringBody(received: handler.received) : Failure.closedBeforeHead
+                handler.fail(handler.lastError ?? closed, context: context)
+            }
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        lastError = error
+        fail(error, context: context)
+    }
+
+    /// Ends the exchange with `error` and closes the connection.
+    private func fail(_ error: any Error, context: ChannelHandlerContext) {
+        timer?.cancel()
+        if let exchange {
+            self.exchange = nil
+            if headReceived {
+                exchange.body.finish(throwing: error)
+            } else {
+                exchange.head.fail(error)
+                exchange.body.finish(throwing: error)
+            }
+            exchange.finished(false)
+        }
+        context.close(promise: nil)
+    }
+
+    private func armTimer(_ timeout: TimeAmount, receivingBody: Bool) {
+        timer?.cancel()
+        guard let context else { return }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: timeout) {
+            let (handler, context) = bound.value
+            handler.fail(Failure.timedOut(receivingBody: receivingBody), context: context)
+        }
+    }
+
+    private static func response(_ head: HTTPResponseHead) -> HTTPResponse {
+        var fields = HTTPFields()
+        for (name, value) in head.headers {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        return HTTPResponse(status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
+    }
+}

@@ -1,0 +1,204 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An origin on SwiftNIO directly, built for a proxy: HTTP/1.1 over kept-alive connections
+/// pooled by endpoint (a new one made on the caller's event loop when it runs on one), the body
+/// streamed as it arrives, and interim responses (`103 Early Hints`) handed to
+/// ``InterimResponses`` before the final head — which AsyncHTTPClient reads and drops.
+///
+/// HTTPS is verified against the system's roots and `trust` (never turned off), with SNI for
+/// names. Errors are ``OriginError``s as ``OriginFetching`` asks: ``OriginError/Kind/unreachable``
+/// when no answer came (refused, no route, a name that does not resolve, a timeout, a connection
+/// closed), with `connectionFailed` when no connection could be made at all;
+/// ``OriginError/Kind/invalidResponse`` for a certificate that does not verify, a malformed or
+/// oversized response. A GET or HEAD whose kept-alive connection turns out closed by the origin
+/// is sent once more on a new connection. Redirects are not followed (the cache stores each hop).
+/// Call ``shutdown()`` when done.
+public final class SwiftNIOOrigin: OriginFetching {
+    private let group: any EventLoopGroup
+    private let connectTimeout: TimeAmount
+    private let timeout: TimeAmount
+    private let maximumBodySize: Int
+    private let tls: NIOSSLContext?
+    private let pool: OriginConnectionPool
+
+    /// Creates an origin.
+    /// - Parameters:
+    ///   - connectTimeout: how long to wait for a connection before the origin counts as unreachable.
+    ///   - timeout: how long the response head may take, and then each chunk of the body.
+    ///   - maximumBodySize: the largest body accepted from the origin.
+    ///   - maximumIdleConnectionsPerHost: kept-alive connections kept per endpoint between requests.
+    ///   - trust: the certificate authorities HTTPS origins are verified against (the system's
+    ///     roots by default).
+    ///   - group: the event loops connections run on.
+    public init(
+        connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
+        maximumIdleConnectionsPerHost: Int = 32, trust: OriginTrust = OriginTrust(),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
+        self.group = group
+        self.connectTimeout = .nanoseconds(connectTimeout.nanoseconds)
+        self.timeout = .nanoseconds(timeout.nanoseconds)
+        self.maximumBodySize = maximumBodySize
+        do {
+            self.tls = try NIOSSLContext(configuration: trust.clientConfiguration())
+        } catch {
+            throw OriginError(.invalidRequest, "cannot set up TLS for HTTPS origins: \(error)", cause: error)
+        }
+        self.pool = OriginConnectionPool(maximumIdlePerEndpoint: maximumIdleConnectionsPerHost, idleTimeout: .seconds(30))
+    }
+
+    /// Closes the idle connections.
+    public func shutdown() async throws {
+        pool.closeAll()
+    }
+
+    /// Sends the request and collects the body; see ``OriginFetching/fetch(_:body:)``.
+    public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
+        let streamed = try await stream(request, body: body)
+        var collected = Data()
+        do {
+            for try await chunk in streamed.body { collected.append(chunk) }
+        } catch {
+            throw Self.classify(error, url: request.url, receiving: true)
+        }
+        return OriginResponse(head: streamed.head, body: collected)
+    }
+
+    /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
+    public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
+        guard let url = request.url, let endpoint = OriginEndpoint(url) else {
+            throw OriginError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
+        }
+        let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body?.count)
+        let bytes = body.map { ByteBuffer(bytes: $0) }
+        let interim = InterimResponses.handler
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        if let kept = pool.take(endpoint, preferring: loop) {
+            do {
+                return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, interim: interim)
+            } catch where (request.method == .get || request.method == .head) && Self.connectionDropped(error) {
+                // The origin closed the kept-alive connection as the request went out: the one
+                // retry that helps, on a new connection (browsers do the same).
+            } catch {
+                throw Self.classify(error, url: url, receiving: false)
+            }
+        }
+        do {
+            let connection = try await connect(endpoint, on: loop ?? group.next())
+            return try await exchange(head, body: bytes, on: connection, endpoint: endpoint, interim: interim)
+        } catch {
+            throw Self.classify(error, url: url, receiving: false)
+        }
+    }
+
+    /// Runs one exchange on `connection`; returns once the final head is in.
+    private func exchange(
+        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
+        interim: (@Sendable (HTTPResponse) -> Void)?
+    ) async throws -> OriginStream {
+        let loop = connection.channel.eventLoop
+        let headPromise = loop.makePromise(of: HTTPResponse.self)
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let pool = self.pool
+        let channel = connection.channel
+        continuation.onTermination = { termination in
+            // A reader that stops before the end leaves the connection mid-body: it is closed.
+            if case .cancelled = termination { channel.close(promise: nil) }
+        }
+        let exchange = OriginExchangeHandler.Exchange(
+            head: headPromise, body: continuation, interim: interim, maximumBodySize: maximumBodySize, timeout: timeout,
+            finished: { reusable in
+                if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
+            })
+        loop.execute {
+            connection.handler.value.start(head, body: body, exchange: exchange)
+        }
+        return OriginStream(head: try await headPromise.futureResult.get(), body: stream)
+    }
+
+    /// A new connection to `endpoint`, with TLS for `https`.
+    private func connect(_ endpoint: OriginEndpoint, on loop: any EventLoop) async throws -> OriginConnection {
+        let tls = endpoint.isSecure ? self.tls : nil
+        let channel = try await ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.hostIsAddress ? nil : endpoint.host))
+                    }
+                    try pipeline.addHandler(HTTPRequestEncoder())
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+                    try pipeline.addHandler(OriginExchangeHandler())
+                }
+            }
+            .connect(host: endpoint.host, port: endpoint.port)
+            .get()
+        let handler = try await channel.eventLoop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: OriginExchangeHandler.self), eventLoop: channel.eventLoop)
+        }.get()
+        let pool = self.pool
+        channel.closeFuture.whenComplete { _ in pool.forget(channel, of: endpoint) }
+        return OriginConnection(channel: channel, handler: handler)
+    }
+
+    /// The request head as it goes to the origin: origin-form target, `Host` for the endpoint
+    /// (whatever `Host` the request carried), `Content-Length` for a body.
+    static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> HTTPRequestHead {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: endpoint.authority)
+        for field in request.headerFields where field.name.canonicalName != "host" && field.name != .contentLength && field.name != .transferEncoding {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        if let bodyLength {
+            headers.add(name: "Content-Length", value: String(bodyLength))
+        } else if ![HTTPRequest.Method.get, .head, .options, .trace].contains(request.method) {
+            headers.add(name: "Content-Length", value: "0")
+        }
+        let target = request.path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: target, headers: headers)
+    }
+
+    /// Whether a kept-alive connection was closed or reset under a request, before any answer.
+    static func connectionDropped(_ error: any Error) -> Bool {
+        if case OriginExchangeHandler.Failure.closedBeforeHead = error { return true }
+        return AsyncHTTPClientOrigin.connectionDropped(error)
+    }
+
+    /// What went wrong, as an ``OriginError``.
+    static func classify(_ error: any Error, url: URL?, receiving: Bool) -> OriginError {
+        let name = url?.host ?? url?.absoluteString ?? "the origin"
+        switch error {
+        case let error as OriginError:
+            return error
+        case is HTTPParserError, is NIOHTTPDecoderError:
+            return OriginError(.invalidResponse, "\(name) sent a malformed response (\(error))", cause: error)
+        case OriginExchangeHandler.Failure.tooLarge, OriginExchangeHandler.Failure.switchingProtocols:
+            return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
+        case let failure as OriginExchangeHandler.Failure:
+            return OriginError(.unreachable, receiving ? "\(name) stopped answering: \(failure)" : "no answer from \(name): \(failure)", cause: error)
+        default:
+            break
+        }
+        if let reason = TLSFailure.reason(error) {
+            // Never "unreachable": a certificate that does not verify is not a network that is down.
+            return OriginError(.invalidResponse, "\(name) failed TLS verification: \(reason)", cause: error)
+        }
+        if !receiving, let reason = AsyncHTTPClientOrigin.connectionFailure(error) {
+            return OriginError(.unreachable, "cannot connect to \(name): \(reason)", cause: error, connectionFailed: true)
+        }
+        return OriginError(.unreachable, receiving ? "\(name) stopped answering" : "no answer from \(name)", cause: error)
+    }
+}

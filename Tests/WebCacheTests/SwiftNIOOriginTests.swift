@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@Suite("SwiftNIOOrigin: the proxy's origin client", .serialized)
+struct SwiftNIOOriginTests {
+    static func withOrigin(tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(), _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void) async throws {
+        let origin = TestOrigin(tls: tls)
+        try await origin.start()
+        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(2), maximumBodySize: 1 << 20, trust: trust)
+        do {
+            try await body(origin, client)
+        } catch {
+            try? await client.shutdown()
+            try? await origin.stop()
+            throw error
+        }
+        try await client.shutdown()
+        try await origin.stop()
+    }
+
+    static func get(_ url: URL, _ headers: [String] = [], method: HTTPRequest.Method = .get) -> HTTPRequest {
+        Fixtures.request(method, url.absoluteString, headers)
+    }
+
+    static func collect(_ stream: OriginStream) async throws -> Data {
+        var body = Data()
+        for try await chunk in stream.body { body.append(chunk) }
+        return body
+    }
+
+    @Test("interim responses reach the bound handler in order, before the final head, which they do not change")
+    func interim() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/hints") { _ in
+                var response = TestOrigin.Response.text("final", headers: [("Cache-Control", "max-age=60")])
+                response.interim = [(103, [("Link", "</a.css>; rel=preload; as=style"), ("X-Hint", "1")]), (102, [])]
+                return response
+            }
+            let seen = NIOLockedValueBox<[HTTPResponse]>([])
+            let stream = try await InterimResponses.$handler.withValue({ response in seen.withLockedValue { $0.append(response) } }) {
+                try await client.stream(Self.get(origin.url("/hints")), body: nil)
+            }
+            let interim = seen.withLockedValue { $0 }
+            #expect(interim.map(\.status.code) == [103, 102])
+            #expect(interim.first?.headerFields[HTTPField.Name("Link")!] == "</a.css>; rel=preload; as=style")
+            #expect(stream.head.status.code == 200 && stream.head.headerFields[HTTPField.Name("X-Hint")!] == nil)
+            #expect(try await Self.collect(stream) == Data("final".utf8))
+        }
+    }
+
+    @Test("kept-alive connections are used again; one the origin closed meanwhile is replaced and the GET sent again")
+    func keepAlive() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/k") { _ in .text("kept") }
+            for _ in 0..<3 {
+                #expect(try await client.fetch(Self.get(origin.url("/k")), body: nil).body == Data("kept".utf8))
+            }
+            #expect(origin.connectionsAccepted == 1)
+            await origin.dropConnections()
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(try await client.fetch(Self.get(origin.url("/k")), body: nil).body == Data("kept".utf8))
+            #expect(origin.connectionsAccepted == 2)
+            #expect(origin.count("/k") == 4)
+        }
+    }
+
+    @Test("bodies: chunked read whole, none for HEAD, 204 and 304; a POST carries its body with Content-Length")
+    func bodies() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/chunked") { _ in
+                var response = TestOrigin.Response(body: Data(repeating: 0x61, count: 100_000))
+                response.chunked = true
+                return response
+            }
+            origin.route("/empty") { request in
+                TestOrigin.Response(status: request.method == "GET" ? 204 : 200, headers: [("Content-Length", "5")], body: request.method == "GET" ? Data() : Data("abcde".utf8))
+            }
+            origin.route("/post") { request in .text("got \(request.body.count): \(String(decoding: request.body, as: UTF8.self))") }
+            #expect(try await client.fetch(Self.get(origin.url("/chunked")), body: nil).body.count == 100_000)
+            let head = try await client.fetch(Self.get(origin.url("/empty"), method: .head), body: nil)
+            #expect(head.head.status.code == 200 && head.body.isEmpty)
+            #expect(try await client.fetch(Self.get(origin.url("/empty")), body: nil).head.status.code == 204)
+            let post = try await client.fetch(Self.get(origin.url("/post"), method: .post), body: Data("hello".utf8))
+            #expect(post.body == Data("got 5: hello".utf8))
+            #expect(origin.requests(to: "/post").first?.header("Content-Length") == "5")
+            #expect(origin.requests(to: "/post").first?.header("Host") == "127.0.0.1:\(origin.port)")
+            #expect(origin.connectionsAccepted == 1, "every exchange on the one kept-alive connection")
+        }
+    }
+
+    @Test("failures: a refused port is unreachable with no connection, a silent origin times out, a body over the limit is invalid")
+    func failures() async throws {
+        try await Self.withOrigin { origin, client in
+            let closed = URL(string: "http://127.0.0.1:\(origin.port)/x")!
+            try await origin.stop()
+            let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(closed), body: nil) }
+            #expect(refused?.kind == .unreachable && refused?.connectionFailed == true)
+
+            let silent = SilentOrigin()
+            try await silent.start()
+            defer { Task { try? await silent.stop() } }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let timedOut = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(silent.url("/x")), body: nil) }
+            #expect(timedOut?.kind == .unreachable && timedOut?.connectionFailed == false)
+            #expect(clock.now - start < .seconds(5))
+        }
+        try await Self.withOrigin { origin, client in
+            origin.route("/big") { _ in TestOrigin.Response(body: Data(repeating: 0x62, count: 2 << 20)) }
+            let tooLarge = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/big")), body: nil) }
+            #expect(tooLarge?.kind == .invalidResponse)
+        }
+    }
+
+    @Test("HTTPS: verified against the trusted authority; an unknown authority is a failed verification, never unreachable")
+    func https() async throws {
+        let tls = try TestTLS()
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let trust = try OriginTrust(certificateFiles: [tls.writeAuthority(into: directory.url)])
+        try await Self.withOrigin(tls: tls, trust: trust) { origin, client in
+            origin.route("/s") { _ in .text("secure") }
+            let answer = try await client.fetch(Self.get(origin.url("/s")), body: nil)
+            #expect(answer.body == Data("secure".utf8))
+        }
+        try await Self.withOrigin(tls: tls) { origin, client in
+            origin.route("/s") { _ in .text("secure") }
+            let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/s")), body: nil) }
+            #expect(refused?.kind == .invalidResponse && refused?.message.contains("TLS") == true, "\(String(describing: refused))")
+        }
+    }
+}
