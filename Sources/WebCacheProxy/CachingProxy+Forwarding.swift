@@ -178,10 +178,10 @@ extension CachingProxy {
 
     /// The cache's answer, from the store or the origin, or an error response that says what
     /// went wrong.
-    func respond(to request: HTTPRequest, body: Data?) async -> ProxyResponse {
+    func respond(to request: HTTPRequest, body: Data?, interim: InterimResponseHandler? = nil) async -> ProxyResponse {
         if let host = request.url?.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
-            let response = try await cache.streamingResponse(for: request, body: body)
+            let response = try await cache.streamingResponse(for: request, body: body, interim: interim)
             return outgoing(response.head, body: response.body)
         } catch let error as CacheError {
             switch error.kind {

@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import WebCache
 
 /// Passes the origin's interim responses (`103 Early Hints`, `102 Processing`) to one client
 /// while its request is on its way (RFC 9110 §15.2): in order, before the final response, never
@@ -22,8 +23,8 @@ final class InterimForwarding: Sendable {
         version.major > 1 || (version.major == 1 && version.minor >= 1)
     }
 
-    /// The handler to bind to ``WebCache/InterimResponses/handler``.
-    var handler: @Sendable (HTTPResponse) -> Void {
+    /// The handler to give the engine for the request.
+    var handler: InterimResponseHandler {
         { [self] response in forward(response) }
     }
 

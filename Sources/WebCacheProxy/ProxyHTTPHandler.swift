@@ -279,9 +279,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch routing {
             case .answered(let answer): response = answer
             case .cache(let request, _, let body):
-                response = await InterimResponses.$handler.withValue(interim?.handler) {
-                    await proxy.respond(to: request, body: body)
-                }
+                response = await proxy.respond(to: request, body: body, interim: interim?.handler)
                 interim?.close()
             }
             await proxy.write(response, to: channel, persistence: persistence, method: head.method)

@@ -32,7 +32,7 @@ struct SwiftNIOOriginTests {
         return body
     }
 
-    @Test("interim responses reach the bound handler in order, before the final head, which they do not change")
+    @Test("interim responses reach the caller's handler in order, before the final head, which they do not change")
     func interim() async throws {
         try await Self.withOrigin { origin, client in
             origin.route("/hints") { _ in
@@ -41,8 +41,8 @@ struct SwiftNIOOriginTests {
                 return response
             }
             let seen = NIOLockedValueBox<[HTTPResponse]>([])
-            let stream = try await InterimResponses.$handler.withValue({ response in seen.withLockedValue { $0.append(response) } }) {
-                try await client.stream(Self.get(origin.url("/hints")), body: nil)
+            let stream = try await client.stream(Self.get(origin.url("/hints")), body: nil) { response in
+                seen.withLockedValue { $0.append(response) }
             }
             let interim = seen.withLockedValue { $0 }
             #expect(interim.map(\.status.code) == [103, 102])

@@ -30,9 +30,17 @@ struct FetchResult: Sendable {
 extension HTTPCache {
     /// Sends a request to the origin, timing the exchange; dates a response that has no `Date`
     /// (RFC 9110 §6.6.1). An origin known to be unreachable is not tried unless `admitted`.
-    func exchange(_ request: HTTPRequest, body: Data?, admitted: Bool = false) async throws -> (OriginResponse, Date, Date) {
+    func exchange(
+        _ request: HTTPRequest, body: Data?, admitted: Bool = false, interim: InterimResponseHandler? = nil
+    ) async throws -> (OriginResponse, Date, Date) {
         let requestTime = configuration.now()
-        var response = try await contactOrigin(request.url, admitted: admitted) { try await origin.fetch(request, body: body) }
+        var response = try await contactOrigin(request.url, admitted: admitted) { () async throws -> OriginResponse in
+            guard let interim else { return try await origin.fetch(request, body: body) }
+            let streamed = try await origin.stream(request, body: body, interim: interim)
+            var collected = Data()
+            for try await chunk in streamed.body { collected.append(chunk) }
+            return OriginResponse(head: streamed.head, body: collected)
+        }
         let responseTime = configuration.now()
         if !response.head.headerFields.contains(.date) {
             response.head.headerFields[.date] = HTTPDate.format(responseTime)
@@ -45,7 +53,8 @@ extension HTTPCache {
     /// answered as soon as its head arrives; the body streams to every request that joined the
     /// fetch while it is written to the store.
     func fetchAndRespond(
-        _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy
+        _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy,
+        interim: InterimResponseHandler? = nil
     ) async throws -> CacheResponse {
         if let arriving = await rangeOfArrivingBody(request, key: key, url: url) { return arriving }
         let coalescingKey = "fetch \(request.method.rawValue) \(key.url)\n\(Self.coalescingFields(request))"
@@ -53,7 +62,7 @@ extension HTTPCache {
         do {
             (result, collapsed) = try await misses.valueKeptJoinable(for: coalescingKey) { [self] release in
                 do {
-                    return try await startStreamedFetch(request, policy: policy, release: release)
+                    return try await startStreamedFetch(request, policy: policy, interim: interim, release: release)
                 } catch {
                     await release()
                     throw error
@@ -63,7 +72,7 @@ extension HTTPCache {
                 // RFC 9111 §4: another request's answer is for this one only if the cache could
                 // have stored it and served it to this one (not private, not no-store, the same
                 // variant); otherwise this request makes its own.
-                (result, collapsed) = (try await startStreamedFetch(request, policy: policy, release: {}), false)
+                (result, collapsed) = (try await startStreamedFetch(request, policy: policy, interim: interim, release: {}), false)
             }
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
@@ -98,10 +107,10 @@ extension HTTPCache {
     /// body reaches any reader. A 206 is stored as a part, combined with the part stored before
     /// when they combine (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
-        _ request: HTTPRequest, policy: CachePolicy, release: @escaping @Sendable () async -> Void
+        _ request: HTTPRequest, policy: CachePolicy, interim: InterimResponseHandler?, release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
         let requestTime = configuration.now()
-        let origin = try await contactOrigin(request.url) { try await self.origin.stream(request, body: nil) }
+        let origin = try await contactOrigin(request.url) { try await self.origin.stream(request, body: nil, interim: interim) }
         let responseTime = configuration.now()
         var head = origin.head
         if !head.headerFields.contains(.date) {
@@ -178,16 +187,18 @@ extension HTTPCache {
     }
 
     /// The response to a request that passes through uncached.
-    func passThrough(_ request: HTTPRequest, body: Data?, url: URL, detail: String) async throws -> CacheResponse {
-        let (response, _, _) = try await exchangeReportingErrors(request, body: body, url: url)
+    func passThrough(
+        _ request: HTTPRequest, body: Data?, url: URL, detail: String, interim: InterimResponseHandler? = nil
+    ) async throws -> CacheResponse {
+        let (response, _, _) = try await exchangeReportingErrors(request, body: body, url: url, interim: interim)
         let status = CacheStatus(cache: configuration.cacheName, forward: .bypass, forwardStatus: response.head.status.code, detail: detail)
         return originResponse(response, request: request, url: url, status: status)
     }
 
     /// An unsafe method: forwarded with its body, never answered from cache, and on success it
     /// invalidates the URIs RFC 9111 §4.4 names.
-    func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL) async throws -> CacheResponse {
-        let (response, requestTime, responseTime) = try await exchangeReportingErrors(request, body: body, url: url)
+    func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler? = nil) async throws -> CacheResponse {
+        let (response, requestTime, responseTime) = try await exchangeReportingErrors(request, body: body, url: url, interim: interim)
         for target in configuration.rules.invalidations(for: request, response: response.head) {
             do {
                 try store.remove(url: target)
@@ -221,9 +232,11 @@ extension HTTPCache {
         }
     }
 
-    private func exchangeReportingErrors(_ request: HTTPRequest, body: Data?, url: URL) async throws -> (OriginResponse, Date, Date) {
+    private func exchangeReportingErrors(
+        _ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler? = nil
+    ) async throws -> (OriginResponse, Date, Date) {
         do {
-            return try await exchange(request, body: body)
+            return try await exchange(request, body: body, interim: interim)
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) cannot be answered: the origin is unreachable", cause: error)
         } catch {

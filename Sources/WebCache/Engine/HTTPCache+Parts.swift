@@ -117,7 +117,7 @@ extension HTTPCache {
     /// outdated), that is the answer; anything else, and the request is fetched whole.
     func completeAndRespond(
         _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL, storedIsFresh: Bool,
-        policy: CachePolicy
+        policy: CachePolicy, interim: InterimResponseHandler?
     ) async throws -> CacheResponse {
         let rules = configuration.rules
         let prefix: Data
@@ -125,7 +125,7 @@ extension HTTPCache {
             prefix = try store.readBody(entry)
         } catch {
             storeProblem("stored part of \(key) unusable, fetching it whole: \(error)")
-            return try await fetchAndRespond(request, key: key, url: url, forward: .miss, policy: policy)
+            return try await fetchAndRespond(request, key: key, url: url, forward: .miss, policy: policy, interim: interim)
         }
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
@@ -135,7 +135,7 @@ extension HTTPCache {
         let requestTime = configuration.now()
         let origin: OriginStream
         do {
-            origin = try await contactOrigin(request.url) { try await self.origin.stream(outgoing, body: nil) }
+            origin = try await contactOrigin(request.url) { try await self.origin.stream(outgoing, body: nil, interim: interim) }
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is stored only in part and the origin is unreachable", cause: error)
         } catch let error as OriginError {
@@ -163,7 +163,7 @@ extension HTTPCache {
                 expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         } else {
             logger.debug("\(url.absoluteString): the origin answered \(head.status.code) for the rest of a stored part; fetching it whole")
-            return try await fetchAndRespond(request, key: key, url: url, forward: .partial, policy: policy)
+            return try await fetchAndRespond(request, key: key, url: url, forward: .partial, policy: policy, interim: interim)
         }
         let stored = plan
         Task { [self] in

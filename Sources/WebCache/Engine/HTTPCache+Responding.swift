@@ -47,7 +47,7 @@ extension HTTPCache {
     }
 
     /// One hop: the request path of the type's documentation.
-    func respond(to request: HTTPRequest, body: Data?, mode: RequestMode) async throws -> CacheResponse {
+    func respond(to request: HTTPRequest, body: Data?, mode: RequestMode, interim: InterimResponseHandler? = nil) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
         switch try plan(request, mode: mode) {
@@ -55,20 +55,20 @@ extension HTTPCache {
             return response
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
-            return try await passThrough(request, body: body, url: url, detail: detail)
+            return try await passThrough(request, body: body, url: url, detail: detail, interim: interim)
         case .forwardUnsafe(let url):
             count { $0.bypassed += 1 }
-            return try await forwardUnsafe(request, body: body, url: url)
+            return try await forwardUnsafe(request, body: body, url: url, interim: interim)
         case .fetch(let outgoing, let key, let url, let forward):
             count { $0.misses += 1 }
-            return try await fetchAndRespond(outgoing, key: key, url: url, forward: forward, policy: policy)
+            return try await fetchAndRespond(outgoing, key: key, url: url, forward: forward, policy: policy, interim: interim)
         case .revalidate(let entry, let url, let decision):
             count { $0.revalidations += 1 }
             return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
         case .completePart(let entry, let part, let key, let url, let storedIsFresh):
             count { $0.misses += 1 }
             return try await completeAndRespond(
-                request, entry: entry, part: part, key: key, url: url, storedIsFresh: storedIsFresh, policy: policy)
+                request, entry: entry, part: part, key: key, url: url, storedIsFresh: storedIsFresh, policy: policy, interim: interim)
         }
     }
 

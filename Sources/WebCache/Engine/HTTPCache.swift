@@ -110,10 +110,14 @@ public final class HTTPCache: Sendable {
     /// Answers `request` like ``response(for:body:mode:followRedirects:)`` without following
     /// redirects, and without waiting for the body: a response from the origin is answered as
     /// soon as its head arrives and its body streams as it arrives (while it is being stored).
+    ///
+    /// `interim` receives the origin's interim responses (`103 Early Hints`) to this request, in
+    /// order, before this returns, when the origin sees them (``SwiftNIOOrigin``); a request that
+    /// joins another's fetch, or is answered from the store, gets none.
     public func streamingResponse(
-        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default
+        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, interim: InterimResponseHandler? = nil
     ) async throws -> StreamingCacheResponse {
-        let response = try await respond(to: request, body: body, mode: mode)
+        let response = try await respond(to: request, body: body, mode: mode, interim: interim)
         let stream = ResponseBodyStream(source: response.arriving.map { .arriving($0) } ?? .complete(response.body))
         return StreamingCacheResponse(head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)
     }

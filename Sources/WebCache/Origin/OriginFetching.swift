@@ -20,7 +20,16 @@ public protocol OriginFetching: Sendable {
     /// stream, so that a large response reaches the client before it has been received whole.
     /// Throws like ``fetch(_:body:)``. The default implementation collects the body first.
     func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream
+
+    /// ``stream(_:body:)``, handing the interim (1xx) responses that come before the final one
+    /// to `interim`, in order, before returning (a proxy passes them on, RFC 9110 §15.2). The
+    /// default implementation, for origins that do not see them, drops them.
+    func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream
 }
+
+/// Receives an origin's interim responses — `103 Early Hints`, `102 Processing` — for one
+/// request. They are never stored, never replayed, and never merged into the final response.
+public typealias InterimResponseHandler = @Sendable (HTTPResponse) -> Void
 
 /// A response from the origin, with its body collected.
 public struct OriginResponse: Sendable {

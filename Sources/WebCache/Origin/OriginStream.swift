@@ -34,4 +34,9 @@ extension OriginFetching {
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         OriginStream(try await fetch(request, body: body))
     }
+
+    /// Drops interim responses: for origins that do not see them.
+    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream {
+        try await stream(request, body: body)
+    }
 }

@@ -23,6 +23,8 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         var maximumBodySize: Int
         /// How long the head may take, and then each chunk of the body.
         var timeout: TimeAmount
+        /// What an error ending the body is reported as.
+        var bodyError: @Sendable (any Error) -> any Error
         /// Called once the exchange is over: `true` when the connection may be used again.
         var finished: @Sendable (_ reusable: Bool) -> Void
     }
@@ -72,7 +74,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             // Closed meanwhile, or failed before the request (a TLS handshake starts on connect).
             let error = lastError ?? Failure.closedBeforeHead
             exchange.head.fail(error)
-            exchange.body.finish(throwing: error)
+            exchange.body.finish(throwing: exchange.bodyError(error))
             exchange.finished(false)
             return
         }
@@ -147,12 +149,8 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         timer?.cancel()
         if let exchange {
             self.exchange = nil
-            if headReceived {
-                exchange.body.finish(throwing: error)
-            } else {
-                exchange.head.fail(error)
-                exchange.body.finish(throwing: error)
-            }
+            if !headReceived { exchange.head.fail(error) }
+            exchange.body.finish(throwing: exchange.bodyError(error))
             exchange.finished(false)
         }
         context.close(promise: nil)

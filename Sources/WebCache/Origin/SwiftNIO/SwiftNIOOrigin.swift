@@ -12,8 +12,8 @@ import Foundation
 
 /// An origin on SwiftNIO directly, built for a proxy: HTTP/1.1 over kept-alive connections
 /// pooled by endpoint (a new one made on the caller's event loop when it runs on one), the body
-/// streamed as it arrives, and interim responses (`103 Early Hints`) handed to
-/// ``InterimResponses`` before the final head — which AsyncHTTPClient reads and drops.
+/// streamed as it arrives, and interim responses (`103 Early Hints`) handed to the caller's
+/// ``InterimResponseHandler`` before the final head — which AsyncHTTPClient reads and drops.
 ///
 /// HTTPS is verified against the system's roots and `trust` (never turned off), with SNI for
 /// names. Errors are ``OriginError``s as ``OriginFetching`` asks: ``OriginError/Kind/unreachable``
@@ -76,16 +76,21 @@ public final class SwiftNIOOrigin: OriginFetching {
 
     /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
+        try await stream(request, body: body, interim: nil)
+    }
+
+    /// Sends the request, hands interim responses to `interim`, and streams the body; see
+    /// ``OriginFetching/stream(_:body:interim:)``.
+    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream {
         guard let url = request.url, let endpoint = OriginEndpoint(url) else {
             throw OriginError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
         }
         let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body?.count)
         let bytes = body.map { ByteBuffer(bytes: $0) }
-        let interim = InterimResponses.handler
         let loop = MultiThreadedEventLoopGroup.currentEventLoop
         if let kept = pool.take(endpoint, preferring: loop) {
             do {
-                return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, interim: interim)
+                return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, url: url, interim: interim)
             } catch where (request.method == .get || request.method == .head) && Self.connectionDropped(error) {
                 // The origin closed the kept-alive connection as the request went out: the one
                 // retry that helps, on a new connection (browsers do the same).
@@ -95,7 +100,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         }
         do {
             let connection = try await connect(endpoint, on: loop ?? group.next())
-            return try await exchange(head, body: bytes, on: connection, endpoint: endpoint, interim: interim)
+            return try await exchange(head, body: bytes, on: connection, endpoint: endpoint, url: url, interim: interim)
         } catch {
             throw Self.classify(error, url: url, receiving: false)
         }
@@ -103,8 +108,8 @@ public final class SwiftNIOOrigin: OriginFetching {
 
     /// Runs one exchange on `connection`; returns once the final head is in.
     private func exchange(
-        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
-        interim: (@Sendable (HTTPResponse) -> Void)?
+        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint, url: URL,
+        interim: InterimResponseHandler?
     ) async throws -> OriginStream {
         let loop = connection.channel.eventLoop
         let headPromise = loop.makePromise(of: HTTPResponse.self)
@@ -117,6 +122,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         }
         let exchange = OriginExchangeHandler.Exchange(
             head: headPromise, body: continuation, interim: interim, maximumBodySize: maximumBodySize, timeout: timeout,
+            bodyError: { error in Self.classify(error, url: url, receiving: true) },
             finished: { reusable in
                 if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
             })
