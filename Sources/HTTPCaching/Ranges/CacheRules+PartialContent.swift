@@ -16,15 +16,15 @@ extension CacheRules {
         return part
     }
 
-    /// Whether a new part may be combined with a stored one (RFC 9111 §3.4): the same complete
-    /// length, and the same strong entity tag — or, when neither carries an entity tag, a stored
-    /// part that is still fresh, which by HTTP's freshness is the current representation.
-    public func partsCombine(stored: HTTPResponse, new: HTTPResponse, storedIsFresh: Bool) -> Bool {
+    /// Whether a new part may be combined with a stored one (RFC 9111 §3.4, RFC 9110 §15.3.7.3):
+    /// the same complete length and the same strong entity tag. Parts without one never combine
+    /// (the newer replaces the stored one): nothing says they are of one representation.
+    public func partsCombine(stored: HTTPResponse, new: HTTPResponse) -> Bool {
         guard let storedPart = stored.status.code == 206 ? storablePart(of: stored) : completePart(of: stored),
             let newPart = new.status.code == 206 ? storablePart(of: new) : completePart(of: new),
             storedPart.completeLength == newPart.completeLength
         else { return false }
-        return sameStrongEntityTag(stored, new) || (stored.headerFields[.eTag] == nil && new.headerFields[.eTag] == nil && storedIsFresh)
+        return sameStrongEntityTag(stored, new)
     }
 
     /// Whether both responses carry the same strong entity tag.

@@ -39,9 +39,11 @@ extension HTTPCache {
             case .fetch, .validate: break
             }
         } else if request.method == .get, request.headerFields[.range] == nil, part.range.lowerBound == 0, !offline,
-            !hasConditionals(request)
+            !hasConditionals(request), entry.stored.response.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })?.isWeak == false
         {
-            return .completePart(entry, part: part, key: key, url: url, storedIsFresh: decision.action == .useFresh)
+            // Only with a strong ETag: the rest is asked for with If-Range, and parts combine only
+            // under one strong validator.
+            return .completePart(entry, part: part, key: key, url: url)
         }
         if offline { return .answer(gatewayTimeout(url: url, configuration: configuration)) }
         return .fetch(request, key: key, url: url, forward: .partial)
@@ -63,9 +65,7 @@ extension HTTPCache {
         }
         let candidates = (try? store.lookup(key)) ?? []
         guard let existing = select(candidates, for: request, rules: rules) else { return plan }
-        let now = configuration.now()
-        let fresh = rules.reuse(existing.stored, for: request, now: now).action == .useFresh
-        guard rules.partsCombine(stored: existing.stored.response, new: head, storedIsFresh: fresh) else { return plan }
+        guard rules.partsCombine(stored: existing.stored.response, new: head) else { return plan }
         guard existing.stored.response.status.code == 206, let held = rules.storablePart(of: existing.stored.response),
             held.range.lowerBound <= part.range.upperBound, part.range.lowerBound <= held.range.upperBound
         else {
@@ -111,12 +111,12 @@ extension HTTPCache {
         }
     }
 
-    /// A full GET for a stored prefix: the origin is asked for the rest (`Range: bytes=N-`, with
-    /// `If-Range` when the part has a strong `ETag`), and the client gets the prefix and the rest
+    /// A full GET for a stored prefix with a strong `ETag`: the origin is asked for the rest
+    /// (`Range: bytes=N-`, `If-Range: <ETag>`), and the client gets the prefix and the rest
     /// as one 200, which is stored whole. When the origin sends the whole instead (the part is
     /// outdated), that is the answer; anything else, and the request is fetched whole.
     func completeAndRespond(
-        _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL, storedIsFresh: Bool,
+        _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL,
         policy: CachePolicy, interim: InterimResponseHandler?
     ) async throws -> CacheResponse {
         let rules = configuration.rules
@@ -129,9 +129,7 @@ extension HTTPCache {
         }
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
-        if let tag = entry.stored.response.headerFields[.eTag], EntityTag(parsing: tag)?.isWeak == false {
-            outgoing.headerFields[.ifRange] = tag
-        }
+        outgoing.headerFields[.ifRange] = entry.stored.response.headerFields[.eTag]
         let requestTime = configuration.now()
         let origin: OriginStream
         do {
@@ -149,7 +147,7 @@ extension HTTPCache {
         var plan: StoringPlan
         if head.status.code == 206, let rest = rules.storablePart(of: head), let length = part.completeLength,
             rest.range == part.range.upperBound..<length, rest.completeLength == length,
-            rules.partsCombine(stored: entry.stored.response, new: head, storedIsFresh: storedIsFresh)
+            rules.partsCombine(stored: entry.stored.response, new: head)
         {
             clientHead = rules.headForPart(head, part: ContentRange(range: 0..<length, completeLength: length))
             plan = StoringPlan(

@@ -18,7 +18,7 @@ extension HTTPCache {
         case fetch(HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward)
         case revalidate(CacheEntry, url: URL, decision: ReuseDecision)
         /// A full GET for a stored prefix: the rest is fetched (``completeAndRespond``).
-        case completePart(CacheEntry, part: ContentRange, key: CacheKey, url: URL, storedIsFresh: Bool)
+        case completePart(CacheEntry, part: ContentRange, key: CacheKey, url: URL)
     }
 
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
@@ -65,10 +65,9 @@ extension HTTPCache {
         case .revalidate(let entry, let url, let decision):
             count { $0.revalidations += 1 }
             return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
-        case .completePart(let entry, let part, let key, let url, let storedIsFresh):
+        case .completePart(let entry, let part, let key, let url):
             count { $0.misses += 1 }
-            return try await completeAndRespond(
-                request, entry: entry, part: part, key: key, url: url, storedIsFresh: storedIsFresh, policy: policy, interim: interim)
+            return try await completeAndRespond(request, entry: entry, part: part, key: key, url: url, policy: policy, interim: interim)
         }
     }
 
