@@ -65,6 +65,30 @@ struct PartialContentTests {
         }
     }
 
+    @Test("completing a prefix from an origin that now ignores Range: its whole 200 is the answer, and is stored")
+    func completionAnsweredWhole() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            let honoursRange = NIOLockedValueBox(true)
+            h.origin.route("/switch.bin") { request in
+                let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"w1\"")]
+                guard honoursRange.withLockedValue({ $0 }), let piece = rangedPiece(of: Self.body, for: request.header("Range")) else {
+                    return TestOrigin.Response(headers: headers, body: Self.body)
+                }
+                return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: Self.body.subdata(in: piece.range))
+            }
+            _ = try await h.get("/switch.bin", ["Range: bytes=0-999"])
+            await h.cache.waitForBackgroundWork()
+            honoursRange.withLockedValue { $0 = false }
+            let whole = try await h.get("/switch.bin")
+            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(h.origin.requests(to: "/switch.bin").last?.header("Range") == "bytes=1000-")
+            await h.cache.waitForBackgroundWork()
+            let again = try await h.get("/switch.bin")
+            #expect(again.isFromCache && again.body == Self.body)
+            #expect(h.origin.count("/switch.bin") == 2)
+        }
+    }
+
     @Test("a prefix without a strong ETag is not completed: the full GET fetches the whole, which replaces it")
     func prefixWithoutTagFetchedWhole() async throws {
         try await EngineHarness.run(rules: .shared) { h in

@@ -128,6 +128,27 @@ struct RangeServingTests {
         }
     }
 
+    @Test("a player that drops its connection right after a media range (as browsers do at a seek) does not stop the rest from being stored")
+    func droppedClientStillCompletes() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        defer { Task { try? await origin.stop() } }
+        Self.routeRangedMedia(origin)
+        try await ProxyTests.withProxy(origin) { port, _ in
+            let dropped = try RawHTTPClient.sendWithoutReading(port: port, "GET /ranged.webm HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\n")
+            RawHTTPClient.close(dropped)
+            var seek = ""
+            for _ in 0..<100 where !seek.contains("Cache-Status: WebCache; hit") {
+                try await Task.sleep(for: .milliseconds(50))
+                seek = try await RawHTTPClient.exchange(port: port, "GET /ranged.webm HTTP/1.1\r\nHost: x\r\nRange: bytes=150000-150009\r\nCache-Control: only-if-cached\r\nConnection: close\r\n\r\n")
+            }
+            #expect(seek.hasPrefix("HTTP/1.1 206") && seek.contains("Cache-Status: WebCache; hit"))
+            #expect(seek.hasSuffix(String(decoding: Self.media.subdata(in: 150_000..<150_010), as: UTF8.self)))
+            #expect(origin.count("/ranged.webm") == 2, "the range, then the rest of the body once")
+            #expect(origin.requests(to: "/ranged.webm").last?.header("Range") == "bytes=2-")
+        }
+    }
+
     @Test("a media range of the whole body (bytes=0-) is stored as the complete response; nothing more is fetched")
     func wholeRangeStored() async throws {
         try await EngineHarness.run { h in
