@@ -42,14 +42,29 @@ final class OriginConnectionPool: Sendable {
     }
 
     /// Keeps `connection` for the next request to `endpoint`, or closes it when the pool is full.
+    /// With many endpoints (a forward proxy), connections idle past the timeout anywhere are
+    /// closed too, so that hosts never asked again do not keep theirs.
     func giveBack(_ connection: OriginConnection, to endpoint: OriginEndpoint) {
+        let now = NIODeadline.now()
+        var expired: [OriginConnection] = []
         let kept = idle.withLockedValue { table -> Bool in
+            if table.count > Self.endpointsBeforeSweep {
+                for (key, connections) in table {
+                    expired += connections.filter { now - $0.since > idleTimeout }.map(\.connection)
+                    let left = connections.filter { now - $0.since <= idleTimeout }
+                    table[key] = left.isEmpty ? nil : left
+                }
+            }
             guard connection.channel.isActive, table[endpoint, default: []].count < maximumIdlePerEndpoint else { return false }
-            table[endpoint, default: []].append(Idle(connection: connection, since: .now()))
+            table[endpoint, default: []].append(Idle(connection: connection, since: now))
             return true
         }
+        for old in expired { old.channel.close(promise: nil) }
         if !kept { connection.channel.close(promise: nil) }
     }
+
+    /// How many endpoints may have idle connections before giving one back sweeps them all.
+    static let endpointsBeforeSweep = 64
 
     /// Forgets `channel` (closed by the origin while idle).
     func forget(_ channel: any Channel, of endpoint: OriginEndpoint) {

@@ -1,0 +1,56 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import WebCache
+
+@Suite("The origin connection pool")
+struct OriginConnectionPoolTests {
+    static func connection() async throws -> OriginConnection {
+        let channel = EmbeddedChannel()
+        let handler = OriginExchangeHandler()
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
+        return OriginConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+    }
+
+    static func endpoint(_ index: Int) -> OriginEndpoint {
+        OriginEndpoint(URL(string: "http://host\(index).test/")!)!
+    }
+
+    @Test("connections are kept per endpoint up to the limit, taken back, and closed once idle past the timeout")
+    func keepAndTake() async throws {
+        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .seconds(60))
+        let (a, b, c) = (try await Self.connection(), try await Self.connection(), try await Self.connection())
+        pool.giveBack(a, to: Self.endpoint(1))
+        pool.giveBack(b, to: Self.endpoint(1))
+        pool.giveBack(c, to: Self.endpoint(1))
+        #expect(!c.channel.isActive, "a third idle connection to one endpoint is closed")
+        #expect(pool.take(Self.endpoint(2), preferring: nil) == nil)
+        #expect(pool.take(Self.endpoint(1), preferring: nil)?.channel === b.channel)
+        #expect(pool.take(Self.endpoint(1), preferring: nil)?.channel === a.channel)
+        #expect(pool.take(Self.endpoint(1), preferring: nil) == nil)
+
+        let short = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1))
+        let stale = try await Self.connection()
+        short.giveBack(stale, to: Self.endpoint(1))
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(short.take(Self.endpoint(1), preferring: nil) == nil)
+        #expect(!stale.channel.isActive)
+    }
+
+    @Test("with many endpoints, giving a connection back closes those idle past the timeout everywhere")
+    func sweep() async throws {
+        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1))
+        var old: [OriginConnection] = []
+        for index in 0...OriginConnectionPool.endpointsBeforeSweep {
+            let connection = try await Self.connection()
+            pool.giveBack(connection, to: Self.endpoint(index))
+            old.append(connection)
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        pool.giveBack(try await Self.connection(), to: Self.endpoint(1_000))
+        #expect(old.allSatisfy { !$0.channel.isActive }, "idle connections to endpoints never asked again are closed")
+    }
+}
