@@ -22,8 +22,9 @@ import Foundation
 /// connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the connection closes once the
 /// answer in flight is written.
 ///
-/// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`; the state they
-/// share with it is module-internal for that reason only.
+/// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`, heads that do
+/// not arrive in time and bytes that are not HTTP in `ProxyHTTPHandler+Malformed.swift`; the
+/// state they share with this file is module-internal for that reason only.
 final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = ByteBuffer
@@ -32,13 +33,13 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let proxy: CachingProxy
     /// The request decoder in front, taken out when the connection becomes a tunnel.
     let decoder: ByteToMessageHandler<RequestDecoder>
-    private var head: HTTPRequestHead?
+    var head: HTTPRequestHead?
     private var body = ByteBuffer()
     var refusal: ProxyResponse?
     /// An answer is on its way on a task (or a tunnel is being connected).
     var responding = false
     /// Request parts that arrived while answering, in order.
-    private var waiting = CircularBuffer<HTTPServerRequestPart>()
+    var waiting = CircularBuffer<HTTPServerRequestPart>()
     /// A read the channel asked for while answering; issued once the answer is written.
     var readHeld = false
     private var quiescing = false
@@ -50,14 +51,14 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var writesOutstanding = 0
     /// Whether the current read gave the decoder a whole part; a read that did not left part
     /// of a request head waiting.
-    private var readGaveParts = false
+    var readGaveParts = false
     /// Whether the client connects from this machine (worked out once per connection).
     private var clientOnLoopback: Bool?
     /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
-    private var headDeadline: Scheduled<Void>?
+    var headDeadline: Scheduled<Void>?
     /// Bytes the parser could not take, and the refusal they get once the answers to the
     /// requests before them are out.
-    private var malformed: (status: Int, reason: String)?
+    var malformed: (status: Int, reason: String)?
 
     /// Inside an intercepted tunnel: its destination, which every request goes to.
     let tunnel: InterceptedTunnel?
@@ -142,29 +143,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: written)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        // Bytes came and no part of a request: a head is arriving. It has a time limit from now
-        // (the idle timeout restarts with every byte, so it cannot stop a trickle).
-        if !readGaveParts && !responding && head == nil && headDeadline == nil {
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            headDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)) {
-                let (handler, context) = loopBound.value
-                handler.headDeadline = nil
-                handler.headTimedOut(context: context)
-            }
-        }
-        readGaveParts = false
-        context.fireChannelReadComplete()
-    }
-
-    private func headTimedOut(context: ChannelHandlerContext) {
-        guard head == nil, !responding else { return }
-        proxy.metrics.countResponse(status: 408)
-        let refusal = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         headDeadline?.cancel()
         headDeadline = nil
@@ -202,41 +180,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             context.fireUserInboundEventTriggered(event)
         }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        proxy.logger.debug("connection error: \(error)")
-        guard let refusal = Self.refusal(for: error) else {
-            context.close(promise: nil)
-            return
-        }
-        malformed = refusal
-        if !responding && waiting.isEmpty {
-            refuseMalformed(context: context)
-        }
-        // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
-        // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
-    }
-
-    /// The answer to bytes the decoder could not take: 501 for a request line whose method the
-    /// proxy does not know (RFC 9110 §9.1), 505 for an HTTP version other than 1.x (§15.6.6),
-    /// 400 for the rest; `nil` for an error that is not about the bytes (the connection closes).
-    static func refusal(for error: any Error) -> (status: Int, reason: String)? {
-        switch error {
-        case is RequestDecoder.UnknownMethod: (501, "Not Implemented")
-        case HTTPParserError.invalidVersion: (505, "HTTP Version Not Supported")
-        case is HTTPParserError: (400, "Bad Request")
-        default: nil
-        }
-    }
-
-    private func refuseMalformed(context: ChannelHandlerContext) {
-        // A head cut short by the connection's own close is not answered.
-        guard let malformed, context.channel.isActive else { return }
-        let refusal = "HTTP/1.1 \(malformed.status) \(malformed.reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        proxy.metrics.countResponse(status: malformed.status)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the

@@ -1,0 +1,65 @@
+import NIOCore
+import NIOHTTP1
+
+/// What never becomes a request: a head still arriving after its time limit (408), and bytes the
+/// parser cannot take (400, 501 for an unknown method, 505 for another HTTP version) — answered
+/// after the requests before them, then the connection closes.
+extension ProxyHTTPHandler {
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Bytes came and no part of a request: a head is arriving. It has a time limit from now
+        // (the idle timeout restarts with every byte, so it cannot stop a trickle).
+        if !readGaveParts && !responding && head == nil && headDeadline == nil {
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            headDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)) {
+                let (handler, context) = loopBound.value
+                handler.headDeadline = nil
+                handler.headTimedOut(context: context)
+            }
+        }
+        readGaveParts = false
+        context.fireChannelReadComplete()
+    }
+
+    private func headTimedOut(context: ChannelHandlerContext) {
+        guard head == nil, !responding else { return }
+        proxy.metrics.countResponse(status: 408)
+        let refusal = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        proxy.logger.debug("connection error: \(error)")
+        guard let refusal = Self.refusal(for: error) else {
+            context.close(promise: nil)
+            return
+        }
+        malformed = refusal
+        if !responding && waiting.isEmpty {
+            refuseMalformed(context: context)
+        }
+        // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
+        // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
+    }
+
+    /// The answer to bytes the decoder could not take: 501 for a request line whose method the
+    /// proxy does not know (RFC 9110 §9.1), 505 for an HTTP version other than 1.x (§15.6.6),
+    /// 400 for the rest; `nil` for an error that is not about the bytes (the connection closes).
+    static func refusal(for error: any Error) -> (status: Int, reason: String)? {
+        switch error {
+        case is RequestDecoder.UnknownMethod: (501, "Not Implemented")
+        case HTTPParserError.invalidVersion: (505, "HTTP Version Not Supported")
+        case is HTTPParserError: (400, "Bad Request")
+        default: nil
+        }
+    }
+
+    func refuseMalformed(context: ChannelHandlerContext) {
+        // A head cut short by the connection's own close is not answered.
+        guard let malformed, context.channel.isActive else { return }
+        let refusal = "HTTP/1.1 \(malformed.status) \(malformed.reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        proxy.metrics.countResponse(status: malformed.status)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
