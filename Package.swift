@@ -62,9 +62,11 @@ let package = Package(
         .target(
             name: "WebCacheProxy",
             dependencies: [
-                "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
+                // Not WebCacheStore: the store stays behind the engine.
+                "WebCache", "HTTPCaching", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

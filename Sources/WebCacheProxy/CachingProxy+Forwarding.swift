@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebCache
-import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -77,8 +76,9 @@ extension CachingProxy {
     func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
-        if let entry = response.bodyFile {
-            guard var file = openBodyFile(of: entry) else { return nil }
+        guard let opened = cache.openBodyFile(of: response) else { return nil }
+        if let opened {
+            var file = StoredBodyFile(opened)
             if let range = response.bodyRange {
                 file.offset = range.lowerBound
                 file.size = range.count
@@ -98,7 +98,7 @@ extension CachingProxy {
         case .buffer(let bytes):
             encoded = EncodedAnswer(bytes: bytes)
         case .headThenEntryFile(let responseHead):
-            encoded = EncodedAnswer(bytes: responseHead, file: openBodyFile(of: answer.terms.entry))
+            encoded = EncodedAnswer(bytes: responseHead, file: cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init))
             if encoded.file == nil {
                 answers.forget(head)
                 return nil
@@ -130,12 +130,6 @@ extension CachingProxy {
             wire = .buffer(encoded.bytes)
         }
         answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: head)
-    }
-
-    /// `entry`'s body file opened for `sendfile`, if it is still whole.
-    private func openBodyFile(of entry: CacheEntry) -> StoredBodyFile? {
-        guard let descriptor = cache.store.openVerifiedBodyFile(entry) else { return nil }
-        return StoredBodyFile(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor), size: entry.bodySize)
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what
@@ -172,7 +166,7 @@ extension CachingProxy {
     /// targets are kept, so that repeated requests skip parsing.
     func reverseTarget(_ uri: String) -> ReverseTarget? {
         guard let upstream = configuration.upstream else { return nil }
-        if let known = reverseTargets.withLock({ $0[ExactText(uri)] }) { return known }
+        if let known = reverseTargets.withLockedValue({ $0[ExactText(uri)] }) { return known }
         var path = uri
         if !path.hasPrefix("/") {
             guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
@@ -181,7 +175,7 @@ extension CachingProxy {
         }
         guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }
         let target = ReverseTarget(url: url, path: path)
-        reverseTargets.withLock { targets in
+        reverseTargets.withLockedValue { targets in
             if targets.count >= Self.reverseTargetsKept { targets.removeAll(keepingCapacity: true) }
             targets[ExactText(uri)] = target
         }

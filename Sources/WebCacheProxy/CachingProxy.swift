@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import HTTPCaching
 import HTTPTypes
 import Logging
@@ -5,7 +6,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebCache
-import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -26,9 +26,9 @@ public final class CachingProxy: Sendable {
     let logger: Logger
     let metrics = ProxyMetrics()
     private let connections: OpenConnections
-    private let boundPort = Locked<Int?>(nil)
+    private let boundPort = NIOLockedValueBox<Int?>(nil)
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
-    let reverseTargets = Locked([ExactText: ReverseTarget]())
+    let reverseTargets = NIOLockedValueBox([ExactText: ReverseTarget]())
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = RepeatedAnswers()
@@ -61,7 +61,7 @@ public final class CachingProxy: Sendable {
     ) {
         self.group = group
         self.cache = cache
-        self.wireFileDirectory = cache.store.configuration.directory.path
+        self.wireFileDirectory = cache.directory.path
         self.configuration = configuration
         self.logger = logger
         self.connections = OpenConnections(limit: configuration.maximumConnections)
@@ -75,7 +75,7 @@ public final class CachingProxy: Sendable {
     }
 
     /// The port the proxy listens on, once ``run()`` has bound it.
-    public var port: Int? { boundPort.withLock { $0 } }
+    public var port: Int? { boundPort.withLockedValue { $0 } }
 
     /// The metrics in Prometheus text format, as the metrics path answers them.
     public func metricsText() -> String {
@@ -99,7 +99,7 @@ public final class CachingProxy: Sendable {
             }
             .bind(host: configuration.host, port: configuration.port)
             .get()
-        boundPort.withLock { $0 = server.localAddress?.port }
+        boundPort.withLockedValue { $0 = server.localAddress?.port }
         logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode\(interception == nil ? "" : ", intercepting HTTPS"))")")
 
         let (stopped, stop) = AsyncStream<Void>.makeStream()

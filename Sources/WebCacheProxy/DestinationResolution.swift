@@ -1,6 +1,6 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import WebCacheStore
 
 #if canImport(Glibc)
 import Glibc
@@ -21,16 +21,16 @@ package final class DestinationResolution: Sendable {
         var until: NIODeadline
     }
 
-    private let verdicts = Locked([String: Verdict]())
+    private let verdicts = NIOLockedValueBox([String: Verdict]())
     static let keptFor: TimeAmount = .seconds(60)
 
     /// The addresses `host` (a name) resolves to (kept a minute); empty when it does not resolve.
     func resolve(_ host: String) async -> [String] {
         let host = host.lowercased()
         let now = NIODeadline.now()
-        if let kept = verdicts.withLock({ $0[host] }), kept.until > now { return kept.addresses }
+        if let kept = verdicts.withLockedValue({ $0[host] }), kept.until > now { return kept.addresses }
         let addresses = (try? await NIOThreadPool.singleton.runIfActive { Self.addresses(of: host) }) ?? []
-        verdicts.withLock { verdicts in
+        verdicts.withLockedValue { verdicts in
             if verdicts.count >= 4096 { verdicts.removeAll(keepingCapacity: true) }
             verdicts[host] = Verdict(addresses: addresses, until: .now() + Self.keptFor)
         }

@@ -1,6 +1,6 @@
+import NIOConcurrencyHelpers
 import Prometheus
 import WebCache
-import WebCacheStore
 
 /// The proxy's counters in Prometheus text format: the engine's own counters (requests, hits,
 /// misses, revalidations, stale responses, bytes from cache and origin) and the proxy's
@@ -8,7 +8,7 @@ import WebCacheStore
 final class ProxyMetrics: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let engineCounters: [(@Sendable (CacheCounters) -> Int, Counter)]
-    private let engineSeen = Locked(CacheCounters())
+    private let engineSeen = NIOLockedValueBox(CacheCounters())
     let connectionsOpen: Gauge
     let connectionsAccepted: Counter
     let connectionsRefused: Counter
@@ -64,7 +64,7 @@ final class ProxyMetrics: Sendable {
     /// unreachable) brought up to date.
     func exposition(engine current: CacheCounters, unreachableOrigins unreachable: Int) -> [UInt8] {
         unreachableOrigins.set(Int64(unreachable))
-        engineSeen.withLock { seen in
+        engineSeen.withLockedValue { seen in
             for (value, counter) in engineCounters where value(current) > value(seen) {
                 counter.increment(by: Int64(value(current) - value(seen)))
             }

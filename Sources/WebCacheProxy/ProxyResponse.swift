@@ -38,6 +38,16 @@ struct StoredBodyFile: Sendable {
     /// Bytes sent: from ``offset`` on (a range of the body for a 206).
     var size: Int
     var offset = 0
+
+    init(handle: NIOFileHandle, size: Int) {
+        self.handle = handle
+        self.size = size
+    }
+
+    /// A body file the engine opened; this takes over its descriptor.
+    init(_ opened: OpenedBodyFile) {
+        self.init(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: opened.descriptor), size: opened.size)
+    }
 }
 
 /// A whole answer as it goes on the wire: the head, with the body unless that goes from a file;

@@ -1,7 +1,7 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import WebCache
-import WebCacheStore
 
 /// A request head as it came, for recognising the same request again: method, target, version
 /// and every header field, in order and byte for byte. Two requests with the same identity are
@@ -99,18 +99,18 @@ final class RepeatedAnswers: Sendable {
     /// Heads remembered as seen once; when full the set starts again empty.
     static let seenOnceCapacity = 1 << 16
 
-    private let state = Locked(State())
+    private let state = NIOLockedValueBox(State())
 
     func answer(to head: HTTPRequestHead) -> RepeatedAnswer? {
         let identity = RequestIdentity(head: head)
-        return state.withLock { $0.answers[identity] }
+        return state.withLockedValue { $0.answers[identity] }
     }
 
     /// Whether an answer to `head` is worth keeping: when the same head (by hash) came before;
     /// the first time it is only noted.
     func admits(_ head: HTTPRequestHead) -> Bool {
         let hash = RequestIdentity(head: head).hashValue
-        return state.withLock { state in
+        return state.withLockedValue { state in
             if state.seenOnce.remove(hash) != nil { return true }
             if state.seenOnce.count >= Self.seenOnceCapacity { state.seenOnce.removeAll(keepingCapacity: true) }
             state.seenOnce.insert(hash)
@@ -122,7 +122,7 @@ final class RepeatedAnswers: Sendable {
         let cost = Self.cost(of: answer)
         guard cost.memory <= Self.largestAnswer, cost.files <= Self.largestWireFile else { return }
         let identity = RequestIdentity(head: head)
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.answers.count >= Self.capacity || state.cost.memory + cost.memory > Self.byteBudget
                 || state.cost.files + cost.files > Self.wireFileBudget
             {
@@ -138,7 +138,7 @@ final class RepeatedAnswers: Sendable {
 
     func forget(_ head: HTTPRequestHead) {
         let identity = RequestIdentity(head: head)
-        state.withLock { state in
+        state.withLockedValue { state in
             if let removed = state.answers.removeValue(forKey: identity) {
                 state.cost.subtract(Self.cost(of: removed))
             }

@@ -1,9 +1,9 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOTLS
 import NIOPosix
 import NIOSSL
 import WebCache
-import WebCacheStore
 import WebCacheTLS
 
 #if canImport(FoundationEssentials)
@@ -42,8 +42,8 @@ final class UpstreamVerification: Sendable {
     /// otherwise cost every tunnel a timeout).
     private let unreachableFor: TimeAmount = .seconds(10)
     private let timeout: TimeAmount
-    private let kept = Locked([String: Kept]())
-    private let checking = Locked([String: [EventLoopPromise<UpstreamVerdict>]]())
+    private let kept = NIOLockedValueBox([String: Kept]())
+    private let checking = NIOLockedValueBox([String: [EventLoopPromise<UpstreamVerdict>]]())
 
     init(interception: TLSInterception, timeout: Duration) throws {
         self.context = try NIOSSLContext(configuration: interception.upstreamTrust.clientConfiguration())
@@ -57,11 +57,11 @@ final class UpstreamVerification: Sendable {
     func verdict(for destination: TunnelDestination, serverName: String? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
         let key = "\(destination.host.lowercased()):\(destination.port)" + (serverName.map { " as \($0)" } ?? "")
         let now = NIODeadline.now()
-        if let known = kept.withLock({ $0[key] }), known.until > now {
+        if let known = kept.withLockedValue({ $0[key] }), known.until > now {
             return eventLoop.makeSucceededFuture(known.verdict)
         }
         let promise = eventLoop.makePromise(of: UpstreamVerdict.self)
-        let first = checking.withLock { checking -> Bool in
+        let first = checking.withLockedValue { checking -> Bool in
             if checking[key] != nil {
                 checking[key]!.append(promise)
                 return false
@@ -77,11 +77,11 @@ final class UpstreamVerification: Sendable {
             case .refused, .notIntercepted: lifetime = self.refusedFor
             case .unreachable: lifetime = self.unreachableFor
             }
-            self.kept.withLock { kept in
+            self.kept.withLockedValue { kept in
                 if kept.count >= 4096 { kept.removeAll(keepingCapacity: true) }
                 kept[key] = Kept(verdict: verdict, until: .now() + lifetime)
             }
-            for waiter in self.checking.withLock({ $0.removeValue(forKey: key) ?? [] }) { waiter.succeed(verdict) }
+            for waiter in self.checking.withLockedValue({ $0.removeValue(forKey: key) ?? [] }) { waiter.succeed(verdict) }
         }
         return promise.futureResult
     }

@@ -1,0 +1,43 @@
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A stored body file opened for sending without reading it (`sendfile`): the caller closes
+/// `descriptor`.
+package struct OpenedBodyFile: Sendable {
+    package var descriptor: Int32
+    /// The body's length in bytes.
+    package var size: Int
+}
+
+/// Stored bodies handed out as files, so that a front door (the proxy) sends them without
+/// knowing the store.
+extension HTTPCache {
+    /// What ``CacheResponse/bodyFile`` of `response` amounts to: no file (the body is in
+    /// ``CacheResponse/body``), the file opened, or `nil` when the file is no longer usable
+    /// (removed, or not verified whole): then ask the engine again, which reads and checks it.
+    package func openBodyFile(of response: CacheResponse) -> OpenedBodyFile?? {
+        guard let entry = response.bodyFile else { return .some(nil) }
+        return openBodyFile(of: entry).map { .some($0) } ?? nil
+    }
+
+    /// The body file of the entry a repeatable answer was made from, opened; `nil` when it is no
+    /// longer usable.
+    package func openBodyFile(of answer: RepeatableAnswer) -> OpenedBodyFile? {
+        openBodyFile(of: answer.entry)
+    }
+
+    /// Where the cache keeps its files: a front door's own files (the proxy's repeated answers)
+    /// go beside the bodies, on the same file system.
+    package var directory: URL {
+        store.configuration.directory
+    }
+
+    private func openBodyFile(of entry: CacheEntry) -> OpenedBodyFile? {
+        store.openVerifiedBodyFile(entry).map { OpenedBodyFile(descriptor: $0, size: entry.bodySize) }
+    }
+}
