@@ -1,4 +1,5 @@
 import HTTPTypes
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -135,6 +136,9 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// A new connection to `endpoint`, with TLS for `https`.
     private func connect(_ endpoint: OriginEndpoint, on loop: any EventLoop) async throws -> OriginConnection {
         let tls = endpoint.isSecure ? self.tls : nil
+        // Kept from the initializer: a TLS handshake that fails at once empties the pipeline
+        // before a lookup after `connect` could find the handler (which holds the TLS error).
+        let added = NIOLockedValueBox<NIOLoopBound<OriginExchangeHandler>?>(nil)
         let channel = try await ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -147,14 +151,17 @@ public final class SwiftNIOOrigin: OriginFetching {
                     try pipeline.addHandler(HTTPRequestEncoder())
                     try pipeline.addHandler(
                         ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
-                    try pipeline.addHandler(OriginExchangeHandler())
+                    let handler = OriginExchangeHandler()
+                    try pipeline.addHandler(handler)
+                    added.withLockedValue { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
                 }
             }
             .connect(host: endpoint.host, port: endpoint.port)
             .get()
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: OriginExchangeHandler.self), eventLoop: channel.eventLoop)
-        }.get()
+        guard let handler = added.withLockedValue({ $0 }) else {
+            channel.close(promise: nil)
+            throw OriginExchangeHandler.Failure.closedBeforeHead
+        }
         let pool = self.pool
         channel.closeFuture.whenComplete { _ in pool.forget(channel, of: endpoint) }
         return OriginConnection(channel: channel, handler: handler)
