@@ -76,9 +76,8 @@ extension CachingProxy {
     func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
-        guard let opened = cache.openBodyFile(of: response) else { return nil }
-        if let opened {
-            var file = StoredBodyFile(opened)
+        if response.hasBodyFile {
+            guard var file = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
             if let range = response.bodyRange {
                 file.offset = range.lowerBound
                 file.size = range.count

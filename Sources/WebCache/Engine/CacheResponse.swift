@@ -24,6 +24,8 @@ public struct CacheResponse: Sendable {
     /// A stored entry whose body is to be sent straight from its file instead of ``body`` (which
     /// is then empty); only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
     package var bodyFile: CacheEntry? = nil
+    /// Whether the body is to be sent from ``bodyFile`` (``HTTPCache/openBodyFile(of:)``).
+    package var hasBodyFile: Bool { bodyFile != nil }
     /// The bytes of ``bodyFile`` to send, when only a range of it is (a 206); the whole file
     /// when `nil`.
     package var bodyRange: Range<Int>? = nil

@@ -17,12 +17,11 @@ package struct OpenedBodyFile: Sendable {
 /// Stored bodies handed out as files, so that a front door (the proxy) sends them without
 /// knowing the store.
 extension HTTPCache {
-    /// What ``CacheResponse/bodyFile`` of `response` amounts to: no file (the body is in
-    /// ``CacheResponse/body``), the file opened, or `nil` when the file is no longer usable
-    /// (removed, or not verified whole): then ask the engine again, which reads and checks it.
-    package func openBodyFile(of response: CacheResponse) -> OpenedBodyFile?? {
-        guard let entry = response.bodyFile else { return .some(nil) }
-        return openBodyFile(of: entry).map { .some($0) } ?? nil
+    /// The body file of `response` (``CacheResponse/hasBodyFile``), opened; `nil` when it has
+    /// none, or when the file is no longer usable (removed, or not verified whole): then ask the
+    /// engine again, which reads and checks it.
+    package func openBodyFile(of response: CacheResponse) -> OpenedBodyFile? {
+        response.bodyFile.flatMap(openBodyFile(of:))
     }
 
     /// The body file of the entry a repeatable answer was made from, opened; `nil` when it is no

@@ -36,10 +36,7 @@ extension HTTPCache {
         let requestTime = configuration.now()
         var response = try await contactOrigin(request.url, admitted: admitted) { () async throws -> OriginResponse in
             guard let interim else { return try await origin.fetch(request, body: body) }
-            let streamed = try await origin.stream(request, body: body, interim: interim)
-            var collected = Data()
-            for try await chunk in streamed.body { collected.append(chunk) }
-            return OriginResponse(head: streamed.head, body: collected)
+            return try await origin.stream(request, body: body, interim: interim).collected()
         }
         let responseTime = configuration.now()
         if !response.head.headerFields.contains(.date) {

@@ -19,6 +19,13 @@ public struct OriginStream: Sendable {
         self.body = body
     }
 
+    /// The response with its body collected, once the body has arrived whole.
+    public func collected() async throws -> OriginResponse {
+        var body = Data()
+        for try await chunk in self.body { body.append(chunk) }
+        return OriginResponse(head: head, body: body)
+    }
+
     /// A response whose body is already complete.
     public init(_ response: OriginResponse) {
         self.head = response.head

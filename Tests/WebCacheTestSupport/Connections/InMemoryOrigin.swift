@@ -48,6 +48,7 @@ public final class InMemoryOrigin: OriginFetching {
         received.withLockedValue { $0 }
     }
 
+    /// Counts the request and answers it at once.
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         paths.withLockedValue { $0[request.path ?? "/", default: 0] += 1 }
         received.withLockedValue { $0.append(request.method.rawValue) }

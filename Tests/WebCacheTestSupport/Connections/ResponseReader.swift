@@ -21,6 +21,7 @@ public struct ResponseReader {
         /// The body as text.
         public var text: String { String(decoding: body, as: UTF8.self) }
 
+        /// Equal status, fields in order, and body.
         public static func == (lhs: Response, rhs: Response) -> Bool {
             lhs.status == rhs.status && lhs.body == rhs.body && lhs.fields.map { "\($0.name): \($0.value)" } == rhs.fields.map { "\($0.name): \($0.value)" }
         }

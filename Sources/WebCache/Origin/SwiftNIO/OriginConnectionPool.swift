@@ -31,8 +31,7 @@ final class OriginConnectionPool: Sendable {
         let taken = idle.withLockedValue { table -> OriginConnection? in
             guard var connections = table[endpoint] else { return nil }
             defer { table[endpoint] = connections.isEmpty ? nil : connections }
-            expired = connections.filter { now - $0.since > idleTimeout }.map(\.connection)
-            connections.removeAll { now - $0.since > idleTimeout }
+            expired = removeExpired(from: &connections, now: now)
             let index = connections.lastIndex { loop != nil && $0.connection.channel.eventLoop === loop! } ?? connections.indices.last
             guard let index else { return nil }
             return connections.remove(at: index).connection
@@ -49,10 +48,9 @@ final class OriginConnectionPool: Sendable {
         var expired: [OriginConnection] = []
         let kept = idle.withLockedValue { table -> Bool in
             if table.count > Self.endpointsBeforeSweep {
-                for (key, connections) in table {
-                    expired += connections.filter { now - $0.since > idleTimeout }.map(\.connection)
-                    let left = connections.filter { now - $0.since <= idleTimeout }
-                    table[key] = left.isEmpty ? nil : left
+                for (key, var connections) in table {
+                    expired += removeExpired(from: &connections, now: now)
+                    table[key] = connections.isEmpty ? nil : connections
                 }
             }
             guard connection.channel.isActive, table[endpoint, default: []].count < maximumIdlePerEndpoint else { return false }
@@ -65,6 +63,13 @@ final class OriginConnectionPool: Sendable {
 
     /// How many endpoints may have idle connections before giving one back sweeps them all.
     static let endpointsBeforeSweep = 64
+
+    /// Takes the connections idle past ``idleTimeout`` out of `connections` and returns them.
+    private func removeExpired(from connections: inout [Idle], now: NIODeadline) -> [OriginConnection] {
+        let expired = connections.filter { now - $0.since > idleTimeout }.map(\.connection)
+        connections.removeAll { now - $0.since > idleTimeout }
+        return expired
+    }
 
     /// Forgets `channel` (closed by the origin while idle).
     func forget(_ channel: any Channel, of endpoint: OriginEndpoint) {

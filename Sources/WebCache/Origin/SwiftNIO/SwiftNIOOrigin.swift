@@ -64,15 +64,9 @@ public final class SwiftNIOOrigin: OriginFetching {
     }
 
     /// Sends the request and collects the body; see ``OriginFetching/fetch(_:body:)``.
+    /// The body's errors are ``OriginError``s already (the exchange classifies them).
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
-        let streamed = try await stream(request, body: body)
-        var collected = Data()
-        do {
-            for try await chunk in streamed.body { collected.append(chunk) }
-        } catch {
-            throw Self.classify(error, url: request.url, receiving: true)
-        }
-        return OriginResponse(head: streamed.head, body: collected)
+        try await stream(request, body: body).collected()
     }
 
     /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
