@@ -23,7 +23,7 @@ extension CacheStore {
     /// Inside a write transaction: deletes the oldest unpinned rows until the namespace is back
     /// under its trim target, and returns them (their files are deleted after the commit).
     func evictLeastRecentlyUsed(in db: Database) throws -> [RemovedRow] {
-        let bytes = try Int.fetchOne(db, sql: "SELECT bytes FROM usage WHERE namespace = ?", arguments: [namespace]) ?? 0
+        let bytes = try Int.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0
         guard bytes > configuration.diskCapacity else { return [] }
         var excess = bytes - Int(Double(configuration.diskCapacity) * configuration.trimRatio)
         var victims: [RemovedRow] = []

@@ -35,11 +35,12 @@ extension CacheStore {
 
     /// Stores many small responses in one transaction (e.g. the resources of a preloaded page).
     /// Bodies over ``Configuration/inlineBodyLimit`` go through ``makeWriter(for:)`` one by one;
-    /// bodies over the maximum entry size are skipped. Returns the entries stored.
+    /// bodies over the maximum entry size are skipped. Returns the entries stored; throws the
+    /// first failure (what was stored before it stays).
     @discardableResult
     public func storeBatch(_ items: [(entry: NewEntry, body: Data)]) throws -> [CacheEntry] {
         var stored: [CacheEntry] = []
-        var inline: [(NewEntry, CacheKey, String, Data)] = []
+        var inline: [(entry: NewEntry, key: CacheKey, varyKey: String, body: Data)] = []
         for (entry, body) in items where body.count <= configuration.maximumEntrySize {
             if body.count > configuration.inlineBodyLimit {
                 if let result = try store(entry, body: body) { stored.append(result) }
@@ -50,28 +51,13 @@ extension CacheStore {
             writer.cancel()
         }
         let now = configuration.now()
-        let pending = drainAccesses()
-        let (rows, removed) = try database("store \(inline.count) entries") {
-            try pool.write { db -> ([EntryRow], [RemovedRow]) in
-                try AccessLog.apply(pending, in: db)
-                var rows: [EntryRow] = []
-                var removed: [RemovedRow] = []
-                for (entry, key, varyKey, body) in inline {
-                    removed += try replaceRow(
-                        makeRow(entry, key: key, varyKey: varyKey, body: .data(body), size: body.count, now: now), into: db, rows: &rows)
-                }
-                removed += try evictLeastRecentlyUsed(in: db)
-                return (rows, removed)
-            }
-        }
-        finishRemoval(removed, alsoInvalidating: inline.map(\.1))
-        for (row, item) in zip(rows, inline) {
-            if let id = row.id {
-                stored.append(CacheEntry(
-                    id: id, key: item.1, varyKey: item.2, stored: item.0.stored, bodySize: item.3.count, lastAccess: now,
-                    appExpiry: item.0.appExpiry, discardAfter: item.0.discardAfter, group: item.0.group,
-                    isPinned: item.0.isPinned, body: .data(item.3)))
-            }
+        let rows = inline.map { makeRow($0.entry, key: $0.key, varyKey: $0.varyKey, body: .data($0.body), size: $0.body.count, now: now) }
+        for (result, item) in zip(writeRows(rows), inline) {
+            let id = try result.get()
+            stored.append(CacheEntry(
+                id: id, key: item.key, varyKey: item.varyKey, stored: item.entry.stored, bodySize: item.body.count, lastAccess: now,
+                appExpiry: item.entry.appExpiry, discardAfter: item.entry.discardAfter, group: item.entry.group,
+                isPinned: item.entry.isPinned, body: .data(item.body)))
         }
         return stored
     }
@@ -105,44 +91,34 @@ extension CacheStore {
     }
 
     /// Records a finished body in the index (called by ``BodyWriter/commit()``), replacing the
-    /// entry with the same key and variant, then evicts if the store is over capacity — all in
-    /// one transaction.
+    /// entry with the same key and variant, then evicts if the store is over capacity — in a
+    /// transaction shared with the entries stored at the same time (``GroupCommit``).
     func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) throws -> CacheEntry {
         let now = configuration.now()
         let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
-        let pending = drainAccesses()
-        let (inserted, removed) = try database("store \(key)") {
-            try pool.write { db -> (EntryRow, [RemovedRow]) in
-                try AccessLog.apply(pending, in: db)
-                var rows: [EntryRow] = []
-                var removed = try replaceRow(row, into: db, rows: &rows)
-                removed += try evictLeastRecentlyUsed(in: db)
-                return (rows[0], removed)
-            }
-        }
-        finishRemoval(removed, alsoInvalidating: [key])
-        guard let id = inserted.id else { throw StoreError(.databaseFailure, "the index did not return an id for \(key)") }
+        let id = try newRows.submitAndWait(row) { [self] rows in writeRows(rows) }
+        return inserted(new, id: id, key: key, varyKey: varyKey, body: body, size: size, now: now)
+    }
+
+    /// ``insert(_:key:varyKey:body:size:)`` for a caller that awaits the transaction rather
+    /// than blocking its thread (an event loop).
+    func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) async throws -> CacheEntry {
+        let now = configuration.now()
+        let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
+        let id = try await newRows.submit(row) { [self] rows in writeRows(rows) }
+        return inserted(new, id: id, key: key, varyKey: varyKey, body: body, size: size, now: now)
+    }
+
+    private func inserted(
+        _ new: NewEntry, id: Int64, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date
+    ) -> CacheEntry {
         if case .file = body { verifiedBodies.withLock { _ = $0.insert(id) } }
         return CacheEntry(
             id: id, key: key, varyKey: varyKey, stored: new.stored, bodySize: size, lastAccess: now,
             appExpiry: new.appExpiry, discardAfter: new.discardAfter, group: new.group, isPinned: new.isPinned, body: body)
     }
 
-    /// Inside a write transaction: deletes the row with the same key and variant, inserts `row`.
-    private func replaceRow(_ row: EntryRow, into db: Database, rows: inout [EntryRow]) throws -> [RemovedRow] {
-        var row = row
-        let removed = try RemovedRow.fetchAll(
-            db, sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?",
-            arguments: [namespace, row.method, row.url, row.varyKey])
-        if !removed.isEmpty {
-            try db.execute(sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
-        }
-        try row.insert(db)
-        rows.append(row)
-        return removed
-    }
-
-    private func makeRow(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date) -> EntryRow {
+    func makeRow(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date) -> EntryRow {
         let stored = new.stored
         var row = EntryRow(
             id: nil, namespace: namespace, method: key.method, url: key.url, host: key.host, varyKey: varyKey,

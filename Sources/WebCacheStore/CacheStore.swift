@@ -45,6 +45,8 @@ public final class CacheStore: Sendable {
     let accessLog: AccessLog
     /// Writes batches of access times one at a time, off the threads that record them.
     private let accessWrites = DispatchQueue(label: "WebCacheStore.access-times")
+    /// Writes new entries' rows, many to a transaction (``GroupCommit``).
+    let newRows = GroupCommit<EntryRow, Int64>(label: "WebCacheStore.new-entries")
     /// Entries whose body file passed a checksum check in this process.
     let verifiedBodies = Locked(Set<Int64>())
     private let lockFile: Int32

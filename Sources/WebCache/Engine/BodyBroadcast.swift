@@ -73,7 +73,7 @@ final class BodyBroadcast: Sendable {
     /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
     func slice(_ range: Range<Int>) -> BodyBroadcast {
         let slice = BodyBroadcast()
-        Task {
+        CallersLoop.task { [self] in
             var position = 0
             var index = 0
             do {

@@ -123,7 +123,7 @@ extension HTTPCache {
         }
         let body = BodyBroadcast()
         let stored = plan
-        Task { [self] in
+        CallersLoop.task { [self] in
             await pumpBody(origin.body, into: body, plan: stored, url: request.url, release: release)
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
@@ -169,7 +169,7 @@ extension HTTPCache {
                     writer?.cancel()
                 } else {
                     if !plan.after.isEmpty { try writer?.write(plan.after) }
-                    try writer?.commit()
+                    try await writer?.commit()
                 }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")

@@ -164,7 +164,7 @@ extension HTTPCache {
             return try await fetchAndRespond(request, key: key, url: url, forward: .partial, policy: policy, interim: interim)
         }
         let stored = plan
-        Task { [self] in
+        CallersLoop.task { [self] in
             await pumpBody(origin.body, into: body, plan: stored, url: url, release: {})
         }
         let status = CacheStatus(

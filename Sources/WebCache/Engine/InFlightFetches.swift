@@ -1,6 +1,6 @@
 /// One origin fetch per key: concurrent identical requests share the first one's task.
 ///
-/// The task is unstructured, so a waiter that is cancelled stops waiting only for itself; the
+/// The task is unstructured (on the caller's event loop, if any: ``CallersLoop``), so a waiter that is cancelled stops waiting only for itself; the
 /// fetch (and the store it feeds) completes for everyone else.
 actor InFlightFetches<Value: Sendable> {
     private var tasks: [String: Task<Value, any Error>] = [:]
@@ -13,7 +13,7 @@ actor InFlightFetches<Value: Sendable> {
         if let running = tasks[key] {
             return (try await running.value, true)
         }
-        let task = Task { try await operation() }
+        let task = CallersLoop.task { try await operation() }
         tasks[key] = task
         defer { tasks[key] = nil }
         return (try await task.value, false)
@@ -28,9 +28,9 @@ actor InFlightFetches<Value: Sendable> {
         if let running = tasks[key] {
             return (try await running.value, true)
         }
-        let task = Task<Value, any Error> {
+        let task: Task<Value, any Error> = CallersLoop.task {
             // The task is registered under `key` before it can run (actor isolation).
-            let current = self.tasks[key]
+            let current = await self.running(for: key)
             return try await operation { await self.forget(key, ifStill: current) }
         }
         tasks[key] = task

@@ -79,34 +79,25 @@ public final class BodyWriter {
 
     /// Stores the entry: renames the body into place and records it in the index, replacing an
     /// earlier entry with the same key and variant. Returns `nil` when the body was abandoned
-    /// for its size.
+    /// for its size. Blocks the thread until the index has it; see the `async` variant.
     @discardableResult
     public func commit() throws -> CacheEntry? {
-        guard !closed else { throw StoreError(.closed, "the body writer for \(key) is already closed") }
-        closed = true
-        if isAbandoned { return nil }
-        let body: BodyLocation
-        if let name = fileName {
-            POSIX.closeFile(fd)
-            fd = -1
-            do {
-                try POSIX.moveFile(store.files.temporaryPath(for: name), store.files.path(name))
-            } catch {
-                discardFile()
-                throw error
-            }
-            body = .file(name: name, checksum: crc.value)
-        } else {
-            body = .data(buffer)
-        }
+        guard let body = try finishBody() else { return nil }
+        return try recorded { try store.insert(entry, key: key, varyKey: varyKey, body: body, size: size) }
+    }
+
+    /// ``commit()`` that suspends rather than blocks while the index writes the entry (with the
+    /// others stored at the same time, in one transaction).
+    @discardableResult
+    public func commit() async throws -> CacheEntry? {
+        guard let body = try finishBody() else { return nil }
+        let stored: Result<CacheEntry, any Error>
         do {
-            let stored = try store.insert(entry, key: key, varyKey: varyKey, body: body, size: size)
-            fileName = nil  // the file now belongs to the index
-            return stored
+            stored = .success(try await store.insert(entry, key: key, varyKey: varyKey, body: body, size: size))
         } catch {
-            discardFile()
-            throw error
+            stored = .failure(error)
         }
+        return try recorded { try stored.get() }
     }
 
     /// Stores the entry with `response` as its head instead of the one it was made with (a body
@@ -115,6 +106,37 @@ public final class BodyWriter {
     public func commit(withHead response: HTTPResponse) throws -> CacheEntry? {
         entry.stored.response = response
         return try commit()
+    }
+
+    /// Closes the writer and puts a body file in place: where the body is, or `nil` when it was
+    /// abandoned for its size.
+    private func finishBody() throws -> BodyLocation? {
+        guard !closed else { throw StoreError(.closed, "the body writer for \(key) is already closed") }
+        closed = true
+        if isAbandoned { return nil }
+        guard let name = fileName else { return .data(buffer) }
+        POSIX.closeFile(fd)
+        fd = -1
+        do {
+            try POSIX.moveFile(store.files.temporaryPath(for: name), store.files.path(name))
+        } catch {
+            discardFile()
+            throw error
+        }
+        return .file(name: name, checksum: crc.value)
+    }
+
+    /// The entry `insert` recorded; the body file then belongs to the index. When it fails, the
+    /// file is deleted.
+    private func recorded(_ insert: () throws -> CacheEntry) throws -> CacheEntry {
+        do {
+            let stored = try insert()
+            fileName = nil
+            return stored
+        } catch {
+            discardFile()
+            throw error
+        }
     }
 
     /// Drops the body; nothing is stored.

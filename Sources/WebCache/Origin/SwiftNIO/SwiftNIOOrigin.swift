@@ -37,13 +37,15 @@ public final class SwiftNIOOrigin: OriginFetching {
     ///   - connectTimeout: how long to wait for a connection before the origin counts as unreachable.
     ///   - timeout: how long the response head may take, and then each chunk of the body.
     ///   - maximumBodySize: the largest body accepted from the origin.
-    ///   - maximumIdleConnectionsPerHost: kept-alive connections kept per endpoint between requests.
+    ///   - maximumIdleConnectionsPerHost: kept-alive connections kept per endpoint between requests
+    ///     (for 30 s each). Below the number of requests a busy client sends at once, connections
+    ///     are closed and made again all the time.
     ///   - trust: the certificate authorities HTTPS origins are verified against (the system's
     ///     roots by default).
     ///   - group: the event loops connections run on.
     public init(
         connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
-        maximumIdleConnectionsPerHost: Int = 32, trust: OriginTrust = OriginTrust(),
+        maximumIdleConnectionsPerHost: Int = 256, trust: OriginTrust = OriginTrust(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
         self.group = group

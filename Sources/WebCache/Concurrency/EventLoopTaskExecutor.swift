@@ -1,0 +1,64 @@
+import NIOCore
+import NIOPosix
+
+/// Runs a task's jobs on one event loop: a proxy connection's engine work stays on the thread
+/// of its connection, without hopping to Swift's global pool and back for every response.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+public final class EventLoopTaskExecutor: TaskExecutor {
+    private let eventLoop: any EventLoop
+
+    /// An executor for the jobs of tasks that prefer `eventLoop`.
+    public init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Runs `job` on the event loop.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute {
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+        }
+    }
+}
+
+extension EventLoop {
+    /// Starts `operation` as a task that prefers this event loop's thread where the platform
+    /// allows, else as an ordinary task.
+    public func startTask(_ operation: sending @escaping @isolated(any) () async -> Void) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            Task(executorPreference: EventLoopTaskExecutor(self), operation: operation)
+        } else {
+            Task(operation: operation)
+        }
+    }
+}
+
+/// Unstructured tasks of the engine (a shared fetch, a body pumped into the store) that stay on
+/// the caller's thread when the caller runs on an event loop (a proxy connection): its origin
+/// connection is then made on that loop too, and the body goes from the origin to the client
+/// without a thread hop. Anywhere else they are ordinary tasks.
+enum CallersLoop {
+    /// Starts `operation` on the caller's event loop, if it runs on one.
+    @discardableResult
+    static func task<Success: Sendable>(
+        _ operation: sending @escaping @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+            let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        {
+            return Task(executorPreference: EventLoopTaskExecutor(loop), operation: operation)
+        }
+        return Task(operation: operation)
+    }
+
+    /// Starts `operation` on the caller's event loop, if it runs on one.
+    @discardableResult
+    static func task(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
+            let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        {
+            return Task(executorPreference: EventLoopTaskExecutor(loop), operation: operation)
+        }
+        return Task(operation: operation)
+    }
+}
