@@ -43,6 +43,12 @@ public struct ProxyConfiguration: Sendable {
     /// Forward mode: HTTPS inside `CONNECT` tunnels is opened and cached (see
     /// ``TLSInterception``); `nil` tunnels it byte for byte.
     public var tlsInterception: TLSInterception?
+    /// Whether a fresh answer is kept, encoded, for a request head seen before and sent again
+    /// for the same head byte for byte while the engine confirms it stands (up to 8 MiB of
+    /// memory and 32 MiB of files). It pays where clients repeat their requests exactly (a
+    /// health check, a load generator, one app polling); where every request differs it is
+    /// never used and only the check remains.
+    public var repeatsAnswers = true
 
     /// Creates a configuration listening on 127.0.0.1.
     public init(

@@ -190,7 +190,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
         let persistence = ConnectionPersistence(for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || quiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
-        let mayRepeat = refusal == nil && !quiescing && requestBody.readableBytes == 0
+        let mayRepeat = proxy.configuration.repeatsAnswers && refusal == nil && !quiescing && requestBody.readableBytes == 0
         if mayRepeat, let answer = proxy.repeatedAnswer(to: head, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return

@@ -101,6 +101,9 @@ final class RepeatedAnswers: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
+    /// How many answers are kept.
+    var count: Int { state.withLockedValue { $0.answers.count } }
+
     func answer(to head: HTTPRequestHead) -> RepeatedAnswer? {
         let identity = RequestIdentity(head: head)
         return state.withLockedValue { $0.answers[identity] }

@@ -99,10 +99,13 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
                 else { return nil }
             }
             for byte in bytes[pathStart...] where byte == UInt8(ascii: "#") || byte >= 0x80 { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            // URLComponents turns IDNA labels into Unicode; leave those to it.
+            let hostBytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            if hostBytes.count >= 4, (0...(hostBytes.count - 4)).contains(where: { hostBytes[$0..<($0 + 4)].elementsEqual("xn--".utf8) }) {
+                return nil
+            }
+            return String(decoding: hostBytes, as: UTF8.self)
         }
-        // URLComponents turns IDNA labels into Unicode; leave those to it.
-        guard let host, !host.contains("xn--") else { return nil }
         return host
     }
 

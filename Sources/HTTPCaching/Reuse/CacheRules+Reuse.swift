@@ -53,7 +53,7 @@ extension CacheRules {
         let forbidsStale = response.mustRevalidate
             || (kind.shared && (response.proxyRevalidate || response.sharedMaxAge != nil))
         let requiresValidation = response.noCache == .all
-        decision.reasons.append(Self.describeAge(freshness: freshness, age: ageSeconds, staleness: staleness))
+        decision.beginWithAge()
         decision.mayServeStaleOnError = !forbidsStale && !requiresValidation
             && staleIfErrorAllows(staleness: staleness, response: response, request: requestCC, conditions: conditions)
 

@@ -40,7 +40,56 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
     /// §4.2.4 with ``ReuseConditions/maxStaleWhenDisconnected``).
     public var mayServeStaleOnError: Bool
     /// The reasons, one rule per entry.
-    public var reasons: [String]
+    public var reasons: [String] {
+        get {
+            guard let ageFacts else { return laterReasons }
+            return [CacheRules.describeAge(freshness: ageFacts.freshness, age: ageFacts.age, staleness: ageFacts.staleness)] + laterReasons
+        }
+        set {
+            ageFacts = nil
+            laterReasons = newValue
+        }
+    }
+
+    /// The age facts the first reason describes, kept as numbers until someone reads the
+    /// reasons: a hit rarely does, and the sentence costs more than the decision.
+    private var ageFacts: AgeFacts?
+    private var laterReasons: [String]
+
+    private struct AgeFacts: Sendable, Hashable {
+        var freshness: Freshness
+        var age: Int
+        var staleness: Int
+    }
+
+    init(action: Action, freshness: Freshness, age: Int, staleness: Int, mayServeStaleOnError: Bool, reasons: [String]) {
+        self.action = action
+        self.freshness = freshness
+        self.age = age
+        self.staleness = staleness
+        self.mayServeStaleOnError = mayServeStaleOnError
+        self.laterReasons = reasons
+    }
+
+    /// Makes the description of the current age the first reason (worded when read).
+    mutating func beginWithAge() {
+        ageFacts = AgeFacts(freshness: freshness, age: age, staleness: staleness)
+    }
+
+    public static func == (left: ReuseDecision, right: ReuseDecision) -> Bool {
+        left.action == right.action && left.freshness == right.freshness && left.age == right.age
+            && left.staleness == right.staleness && left.mayServeStaleOnError == right.mayServeStaleOnError
+            && left.reasons == right.reasons
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(action)
+        hasher.combine(freshness)
+        hasher.combine(age)
+        hasher.combine(staleness)
+        hasher.combine(mayServeStaleOnError)
+        hasher.combine(reasons)
+    }
 
     /// Whether the stored response may be served without contacting the origin first.
     public var servesStored: Bool {
