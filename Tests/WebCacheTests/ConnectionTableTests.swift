@@ -60,6 +60,8 @@ struct ConnectionTableTests {
             steps: [.send("GET /a HTTP/1.0\r\n\r\n")], statuses: [200], closes: true, fetches: 1),
         Row(rule: "a request then bytes that are not HTTP: its answer, then 400 and close",
             steps: [.send(get + "garbage\r\n\r\n")], statuses: [200, 400], closes: true, fetches: 1),
+        Row(rule: "a miss and a hit pipelined, then bytes that are not HTTP: both answers, then one 400 and close",
+            steps: [.send(get + get + "garbage\r\n\r\n")], statuses: [200, 200, 400], closes: true, fetches: 1),
         Row(rule: "two Host fields: 400, never forwarded (§3.2)",
             steps: [.send("GET /a HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n")], statuses: [400], closes: true),
         Row(rule: "no Host in HTTP/1.1: 400 (§3.2)", steps: [.send("GET /a HTTP/1.1\r\n\r\n")], statuses: [400], closes: true),

@@ -8,7 +8,7 @@ extension ProxyHTTPHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         // Bytes came and no part of a request: a head is arriving. It has a time limit from now
         // (the idle timeout restarts with every byte, so it cannot stop a trickle).
-        if !readGaveParts && !responding && head == nil && headDeadline == nil {
+        if state.readComplete(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             headDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)) {
                 let (handler, context) = loopBound.value
@@ -16,12 +16,11 @@ extension ProxyHTTPHandler {
                 handler.headTimedOut(context: context)
             }
         }
-        readGaveParts = false
         context.fireChannelReadComplete()
     }
 
     private func headTimedOut(context: ChannelHandlerContext) {
-        guard head == nil, !responding else { return }
+        guard state.headTimedOut(requestInProgress: head != nil) else { return }
         proxy.metrics.countResponse(status: 408)
         let refusal = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         let channel = context.channel
@@ -34,9 +33,8 @@ extension ProxyHTTPHandler {
             context.close(promise: nil)
             return
         }
-        malformed = refusal
-        if !responding && waiting.isEmpty {
-            refuseMalformed(context: context)
+        if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(status: refusal.status, reason: refusal.reason) {
+            refuseMalformed(status: status, reason: reason, context: context)
         }
         // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
         // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
@@ -54,11 +52,11 @@ extension ProxyHTTPHandler {
         }
     }
 
-    func refuseMalformed(context: ChannelHandlerContext) {
+    func refuseMalformed(status: Int, reason: String, context: ChannelHandlerContext) {
         // A head cut short by the connection's own close is not answered.
-        guard let malformed, context.channel.isActive else { return }
-        let refusal = "HTTP/1.1 \(malformed.status) \(malformed.reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        proxy.metrics.countResponse(status: malformed.status)
+        guard context.channel.isActive else { return }
+        let refusal = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        proxy.metrics.countResponse(status: status)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
     }

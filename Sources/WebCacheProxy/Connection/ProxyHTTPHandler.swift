@@ -20,7 +20,8 @@ import Foundation
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
 /// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
 /// connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the connection closes once the
-/// answer in flight is written.
+/// answer in flight is written. Those decisions are made by a ``ConnectionState`` value; this
+/// class carries them out and does the HTTP.
 ///
 /// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`, heads that do
 /// not arrive in time and bytes that are not HTTP in `ProxyHTTPHandler+Malformed.swift`; the
@@ -33,32 +34,16 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let proxy: CachingProxy
     /// The request decoder in front, taken out when the connection becomes a tunnel.
     let decoder: ByteToMessageHandler<RequestDecoder>
+    /// The request whose head has arrived and whose end has not.
     var head: HTTPRequestHead?
     private var body = ByteBuffer()
     var refusal: ProxyResponse?
-    /// An answer is on its way on a task (or a tunnel is being connected).
-    var responding = false
-    /// Request parts that arrived while answering, in order.
-    var waiting = CircularBuffer<HTTPServerRequestPart>()
-    /// A read the channel asked for while answering; issued once the answer is written.
-    var readHeld = false
-    private var quiescing = false
-    /// The client half-closed: answer what it sent, then close.
-    private var inputClosed = false
-    /// A `CONNECT` destination is being connected.
-    var connectingTunnel = false
-    /// Writes of an answer on a task (a streamed body) that the socket has not taken yet.
-    private var writesOutstanding = 0
-    /// Whether the current read gave the decoder a whole part; a read that did not left part
-    /// of a request head waiting.
-    var readGaveParts = false
+    /// What the connection decides: see ``ConnectionState``.
+    var state = ConnectionState()
     /// Whether the client connects from this machine (worked out once per connection).
     private var clientOnLoopback: Bool?
     /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
     var headDeadline: Scheduled<Void>?
-    /// Bytes the parser could not take, and the refusal they get once the answers to the
-    /// requests before them are out.
-    var malformed: (status: Int, reason: String)?
 
     /// Inside an intercepted tunnel: its destination, which every request goes to.
     let tunnel: InterceptedTunnel?
@@ -74,15 +59,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        readGaveParts = true
         if case .head = part {
             headDeadline?.cancel()
             headDeadline = nil
         }
-        if responding || !waiting.isEmpty {
-            waiting.append(part)
-        } else {
-            handle(part, context: context)
+        if let now = state.receive(part) {
+            handle(now, context: context)
         }
     }
 
@@ -132,14 +114,14 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard responding else {
+        guard state.countsWrites else {
             context.write(data, promise: promise)
             return
         }
-        writesOutstanding += 1
+        state.writeQueued()
         let written = promise ?? context.eventLoop.makePromise()
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        written.futureResult.whenComplete { _ in loopBound.value.writesOutstanding -= 1 }
+        written.futureResult.whenComplete { _ in loopBound.value.state.writeDone() }
         context.write(data, promise: written)
     }
 
@@ -155,27 +137,22 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if responding { readHeld = true } else { context.read() }
+        if state.readRequested() { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is IdleStateHandler.IdleStateEvent:
-            // Quiet for the idle timeout: between requests, or with an answer the client has
-            // stopped reading (a write timeout: its memory and connection are let go; the fetch
-            // that fills the store goes on). Waiting for a slow origin is not quiet.
-            if !responding || writesOutstanding > 0 { context.close(promise: nil) }
+            // A write timeout too: the memory and connection of a client that stopped reading
+            // are let go; the fetch that fills the store goes on.
+            if state.idleTimedOut() { context.close(promise: nil) }
         case is ChannelShouldQuiesceEvent:
-            quiescing = true
-            if !responding && head == nil { context.close(promise: nil) }
+            if state.quiesce(requestInProgress: head != nil) { context.close(promise: nil) }
         case ChannelEvent.inputClosed:
-            inputClosed = true
-            if connectingTunnel {
-                // Bytes sent after the CONNECT were taken by the request decoder with the EOF;
-                // the tunnel cannot carry them now.
-                context.close(promise: nil)
-            } else if !responding && waiting.isEmpty {
-                closeAfterWrites(context: context)
+            switch state.inputEnded() {
+            case .close: context.close(promise: nil)
+            case .closeAfterWrites: closeAfterWrites(context: context)
+            case .none: break
             }
         default:
             context.fireUserInboundEventTriggered(event)
@@ -188,9 +165,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let requestBody = body
         body = ByteBuffer()
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
-        let persistence = ConnectionPersistence(for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || quiescing)
+        let persistence = ConnectionPersistence(
+            for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
-        let mayRepeat = proxy.configuration.repeatsAnswers && refusal == nil && !quiescing && requestBody.readableBytes == 0
+        let mayRepeat = proxy.configuration.repeatsAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
         if mayRepeat, let answer = proxy.repeatedAnswer(to: head, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return
@@ -212,7 +190,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             break
         }
-        responding = true
+        state.startAnswering()
         let proxy = self.proxy
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -228,7 +206,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             await proxy.write(response, to: channel, persistence: persistence, method: head.method)
             channel.eventLoop.execute {
                 let (handler, context) = loopBound.value
-                handler.responding = false
                 handler.answered(context: context, keepAlive: persistence.keepsAlive)
             }
         }
@@ -251,31 +228,24 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// After an answer: closes the connection, or goes on with requests that arrived meanwhile
     /// and lets reading resume; once the client has half-closed, or sent bytes that are not
     /// HTTP, closes after the last answer (with a 400 for the bad bytes).
-    private func answered(context: ChannelHandlerContext, keepAlive: Bool) {
-        guard keepAlive && !quiescing else {
+    func answered(context: ChannelHandlerContext, keepAlive: Bool) {
+        guard state.answerWritten(keepAlive: keepAlive) else {
             context.close(promise: nil)
             return
         }
-        while !responding, let part = waiting.popFirst() {
+        while let part = state.nextWaitingPart() {
             handle(part, context: context)
         }
-        guard !responding else { return }
-        if malformed != nil {
-            refuseMalformed(context: context)
-            return
-        }
-        if inputClosed {
-            closeAfterWrites(context: context)
-            return
-        }
-        if readHeld {
-            readHeld = false
-            context.read()
+        switch state.nextStep() {
+        case .none: break
+        case .read: context.read()
+        case .closeAfterWrites: closeAfterWrites(context: context)
+        case .refuseMalformed(let status, let reason): refuseMalformed(status: status, reason: reason, context: context)
         }
     }
 
     /// Closes once everything written so far is on its way.
-    private func closeAfterWrites(context: ChannelHandlerContext) {
+    func closeAfterWrites(context: ChannelHandlerContext) {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in channel.close(promise: nil) }
     }

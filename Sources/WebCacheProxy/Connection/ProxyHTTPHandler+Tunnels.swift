@@ -26,21 +26,20 @@ extension ProxyHTTPHandler {
 
     /// Connects to `destination`, then replaces the HTTP handlers by a byte-for-byte tunnel.
     fileprivate func connectTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination) {
-        responding = true
-        connectingTunnel = true
+        state.startConnectingTunnel()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         proxy.connectTunnel(to: destination, on: context.eventLoop).whenComplete { result in
             let (handler, context) = loopBound.value
-            handler.connectingTunnel = false
             guard context.channel.isActive else {
                 if case .success(let upstream) = result { upstream.close(promise: nil) }
                 return
             }
             switch result {
             case .success(let upstream):
+                handler.state.tunnelConnected()
                 handler.becomeTunnel(context: context, upstream: upstream)
             case .failure(let error):
-                handler.responding = false
+                handler.state.tunnelFailed()
                 handler.refusal = (error as? ProxyRefusal)?.response ?? .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
                 handler.respond(context: context, head: head)
             }
@@ -75,7 +74,7 @@ extension ProxyHTTPHandler {
         if established {
             context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
         }
-        readHeld = false
+        state.handedOver()
         context.read()
         pipeline.removeHandler(context: context, promise: nil)
         let removed = context.eventLoop.makePromise(of: Void.self)
@@ -87,8 +86,7 @@ extension ProxyHTTPHandler {
     /// reached, so only stored answers can be served) and a certificate is ready for it,
     /// answers the `CONNECT` and waits for the client's first bytes (``TunnelSniffer``).
     fileprivate func openInterceptedTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination, interception: Interception) {
-        responding = true
-        connectingTunnel = true
+        state.startConnectingTunnel()
         let eventLoop = context.eventLoop
         let ready = interception.verification.verdict(for: destination, on: eventLoop).flatMap { verdict -> EventLoopFuture<NIOSSLContext?> in
             switch verdict {
@@ -106,16 +104,16 @@ extension ProxyHTTPHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: eventLoop)
         ready.whenComplete { result in
             let (handler, context) = loopBound.value
-            handler.connectingTunnel = false
             guard context.channel.isActive else { return }
             switch result {
             case .success(let tls?):
+                handler.state.tunnelConnected()
                 handler.becomeInterceptedTunnel(context: context, destination: destination, tls: tls)
             case .success(nil):
-                handler.responding = false
+                handler.state.tunnelFailed()
                 handler.connectTunnel(context: context, head: head, destination: destination)
             case .failure(let error):
-                handler.responding = false
+                handler.state.tunnelFailed()
                 if let refused = error as? ProxyRefusal {
                     handler.proxy.metrics.interceptionRefusals.increment()
                     handler.refusal = refused.response
@@ -140,7 +138,7 @@ extension ProxyHTTPHandler {
     /// (verified) TLS, sends the request as it came, and splices the two; nothing is cached.
     func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
         guard let tunnel, let interception = proxy.interception else { return }
-        responding = true
+        state.startAnswering()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
         interception.verification.connect(to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout).whenComplete { result in
@@ -158,7 +156,7 @@ extension ProxyHTTPHandler {
                 upstream.write(requestHead, promise: nil)
                 handler.becomeTunnel(context: context, upstream: upstream, established: false)
             case .failure(let error):
-                handler.responding = false
+                handler.state.tunnelFailed()
                 handler.refusal = .error(502, "cannot connect to \(tunnel.authority) for the upgrade: \(TLSFailure.reason(error) ?? "\(error)")")
                 handler.respond(context: context, head: head)
             }

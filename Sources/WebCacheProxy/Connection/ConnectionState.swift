@@ -1,0 +1,207 @@
+import NIOCore
+import NIOHTTP1
+
+/// The decisions of one client connection as a value: which request parts are handled now and
+/// which wait, when reading stops and resumes, and when and how the connection closes. Events
+/// go in as calls; what the connection must do comes out as return values. It holds no channel,
+/// no clock and no request, so every decision can be tested alone (`ConnectionStateTests`).
+///
+/// One request is answered at a time, in order: parts that arrive while an answer is on its way
+/// wait, and a read the channel asks for meanwhile is held until the answer is written.
+/// `ProxyHTTPHandler` carries out what it decides (AsyncHTTPClient's
+/// `HTTP1ConnectionStateMachine` is the model).
+struct ConnectionState {
+    /// What the connection is doing.
+    enum Phase: Equatable {
+        /// Reading requests; answers written on the spot go out without leaving this phase.
+        case reading
+        /// An answer is on its way on a task (or the connection is becoming a tunnel).
+        case answering
+        /// A `CONNECT` destination is being connected (or its certificate made).
+        case connectingTunnel
+    }
+
+    /// What the connection does once the requests waiting have been handled.
+    enum NextStep: Equatable {
+        /// Nothing yet (an answer is on its way again, or no read was asked for).
+        case none
+        /// Read: a read the channel asked for was held while answering.
+        case read
+        /// Close once what has been written is out (the client half-closed).
+        case closeAfterWrites
+        /// Answer bytes that were not HTTP with `status`, then close.
+        case refuseMalformed(status: Int, reason: String)
+    }
+
+    /// What the connection does when the client half-closes.
+    enum InputClosedStep: Equatable {
+        case none
+        case close
+        case closeAfterWrites
+    }
+
+    private(set) var phase = Phase.reading
+    /// Request parts that arrived while answering, in order.
+    private var waiting = CircularBuffer<HTTPServerRequestPart>()
+    /// A read the channel asked for while answering.
+    private var readHeld = false
+    /// The server is shutting down: answers in flight are written, then the connection closes.
+    private(set) var isQuiescing = false
+    /// The client half-closed: what it sent is answered, then the connection closes.
+    private var inputClosed = false
+    /// Bytes the parser could not take, refused once the answers before them are out.
+    private(set) var malformed: (status: Int, reason: String)?
+    /// Writes of an answer on a task that the socket has not taken yet.
+    private var writesOutstanding = 0
+    /// Whether the current read gave the decoder a whole part.
+    private var readGaveParts = false
+    /// A step that ends the connection was taken: nothing more is handled or decided.
+    private var ending = false
+
+    /// Whether requests are waiting to be handled.
+    var hasWaitingParts: Bool { !waiting.isEmpty }
+
+    // MARK: Requests
+
+    /// A part from the decoder: returned when it is to be handled now, `nil` when it waits
+    /// behind an answer (or behind parts already waiting).
+    mutating func receive(_ part: HTTPServerRequestPart) -> HTTPServerRequestPart? {
+        readGaveParts = true
+        guard phase == .reading && waiting.isEmpty else {
+            waiting.append(part)
+            return nil
+        }
+        return part
+    }
+
+    /// An answer goes on a task: parts wait and reads are held until ``answerWritten(keepAlive:)``.
+    mutating func startAnswering() {
+        phase = .answering
+    }
+
+    /// A `CONNECT` destination is being connected.
+    mutating func startConnectingTunnel() {
+        phase = .connectingTunnel
+    }
+
+    /// The tunnel's destination is connected: the connection is handed over next.
+    mutating func tunnelConnected() {
+        phase = .answering
+    }
+
+    /// The tunnel could not be set up: a refusal is answered next, as any answer.
+    mutating func tunnelFailed() {
+        phase = .reading
+    }
+
+    /// The connection is handed to a tunnel: reading resumes there.
+    mutating func handedOver() {
+        readHeld = false
+    }
+
+    /// An answer is written. Returns whether the connection stays open for the requests that
+    /// follow (then handle ``nextWaitingPart()`` until `nil`, then take ``nextStep()``).
+    mutating func answerWritten(keepAlive: Bool) -> Bool {
+        phase = .reading
+        writesOutstanding = 0
+        return keepAlive && !isQuiescing
+    }
+
+    /// The next part that waited, while no answer is on its way.
+    mutating func nextWaitingPart() -> HTTPServerRequestPart? {
+        guard phase == .reading, !ending else { return nil }
+        return waiting.popFirst()
+    }
+
+    /// After the waiting parts: what the connection does next. A step that ends the connection
+    /// is returned once (an answer written on the spot while handling the waiting parts has
+    /// taken it already when its caller asks).
+    mutating func nextStep() -> NextStep {
+        guard phase == .reading, waiting.isEmpty, !ending else { return .none }
+        if let malformed {
+            ending = true
+            return .refuseMalformed(status: malformed.status, reason: malformed.reason)
+        }
+        if inputClosed {
+            ending = true
+            return .closeAfterWrites
+        }
+        if readHeld {
+            readHeld = false
+            return .read
+        }
+        return .none
+    }
+
+    // MARK: Channel events
+
+    /// The channel asks for a read: `true` to read now, `false` when it is held until the
+    /// answer is written.
+    mutating func readRequested() -> Bool {
+        guard phase == .reading else {
+            readHeld = true
+            return false
+        }
+        return true
+    }
+
+    /// A write of an answer on a task; counted until the socket takes it.
+    mutating func writeQueued() {
+        writesOutstanding += 1
+    }
+
+    /// The socket took a write counted by ``writeQueued()``.
+    mutating func writeDone() {
+        writesOutstanding = max(0, writesOutstanding - 1)
+    }
+
+    /// Whether writes go through the count of ``writeQueued()`` (an answer on a task).
+    var countsWrites: Bool { phase != .reading }
+
+    /// The connection was quiet for the idle timeout: `true` to close it. Between requests it
+    /// closes; waiting for a slow origin is not quiet, but an answer the client stopped reading
+    /// (writes outstanding) is.
+    func idleTimedOut() -> Bool {
+        phase == .reading || writesOutstanding > 0
+    }
+
+    /// The server is shutting down: `true` to close now (nothing in flight, no request half
+    /// received); otherwise the connection closes after the answer in flight.
+    mutating func quiesce(requestInProgress: Bool) -> Bool {
+        isQuiescing = true
+        return phase == .reading && !requestInProgress
+    }
+
+    /// The client half-closed its side.
+    mutating func inputEnded() -> InputClosedStep {
+        inputClosed = true
+        // Bytes sent after a CONNECT went to the decoder with the EOF; the tunnel cannot carry them.
+        if phase == .connectingTunnel { return .close }
+        guard phase == .reading, waiting.isEmpty, !ending else { return .none }
+        ending = true
+        return .closeAfterWrites
+    }
+
+    /// The decoder could not take the bytes: returns the refusal to send now, or `nil` when
+    /// answers to the requests before them go first (``nextStep()`` then returns it).
+    mutating func bytesNotHTTP(status: Int, reason: String) -> NextStep? {
+        malformed = (status, reason)
+        guard phase == .reading, waiting.isEmpty, !ending else { return nil }
+        ending = true
+        return .refuseMalformed(status: status, reason: reason)
+    }
+
+    /// A read is complete: `true` when it brought bytes but no whole part of a request while
+    /// the connection waits for one — a head is arriving and gets its time limit from now
+    /// (unless one is running).
+    mutating func readComplete(requestInProgress: Bool, headDeadlineRunning: Bool) -> Bool {
+        defer { readGaveParts = false }
+        return !readGaveParts && phase == .reading && !requestInProgress && !headDeadlineRunning
+    }
+
+    /// The time limit of an arriving head passed: `true` to refuse it (408) and close, unless
+    /// the head arrived meanwhile or an answer is on its way.
+    func headTimedOut(requestInProgress: Bool) -> Bool {
+        !requestInProgress && phase == .reading
+    }
+}

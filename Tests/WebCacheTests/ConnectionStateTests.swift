@@ -1,0 +1,199 @@
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import WebCacheProxy
+
+/// The connection's decisions alone: no channel, no socket, no clock (the table in
+/// `ConnectionTableTests` drives the same decisions through the whole handler).
+@Suite("A client connection's decisions (ConnectionState)")
+struct ConnectionStateTests {
+    static func head(_ path: String) -> HTTPServerRequestPart {
+        .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path))
+    }
+
+    static func path(of part: HTTPServerRequestPart?) -> String? {
+        switch part {
+        case .head(let head)?: head.uri
+        case .end?: "end"
+        case .body?: "body"
+        case nil: nil
+        }
+    }
+
+    @Test("pipelined requests wait behind the answer on its way, in order; a read asked for meanwhile is held until they are answered")
+    func pipelining() {
+        var state = ConnectionState()
+        #expect(Self.path(of: state.receive(Self.head("/1"))) == "/1")
+        #expect(Self.path(of: state.receive(.end(nil))) == "end")
+        state.startAnswering()
+        #expect(state.receive(Self.head("/2")) == nil)
+        #expect(state.receive(.end(nil)) == nil)
+        #expect(state.receive(Self.head("/3")) == nil)
+        #expect(state.receive(.end(nil)) == nil)
+        let decided1 = state.readRequested()
+        #expect(!decided1)
+        #expect(state.hasWaitingParts)
+
+        let decided2 = state.answerWritten(keepAlive: true)
+        #expect(decided2)
+        #expect(Self.path(of: state.nextWaitingPart()) == "/2")
+        #expect(Self.path(of: state.nextWaitingPart()) == "end")
+        // /2 goes on a task in turn: /3 waits for it, and nothing else happens yet.
+        state.startAnswering()
+        #expect(state.nextWaitingPart() == nil)
+        #expect(state.nextStep() == .none)
+        // A part arriving now still queues behind /3.
+        #expect(state.receive(Self.head("/4")) == nil)
+
+        let decided3 = state.answerWritten(keepAlive: true)
+        #expect(decided3)
+        #expect(Self.path(of: state.nextWaitingPart()) == "/3")
+        #expect(Self.path(of: state.nextWaitingPart()) == "end")
+        #expect(Self.path(of: state.nextWaitingPart()) == "/4")
+        #expect(state.nextWaitingPart() == nil)
+        #expect(state.nextStep() == .read)
+        #expect(state.nextStep() == .none, "the held read is issued once")
+        let decided4 = state.readRequested()
+        #expect(decided4)
+    }
+
+    @Test("an answer that does not keep the connection alive closes it, waiting requests or not")
+    func notKeptAlive() {
+        var state = ConnectionState()
+        _ = state.receive(Self.head("/1"))
+        state.startAnswering()
+        _ = state.receive(Self.head("/2"))
+        let decided5 = state.answerWritten(keepAlive: false)
+        #expect(!decided5)
+    }
+
+    @Test("quiescing: closes at once when idle, not while a request is half received or answered; then after the answer")
+    func quiescing() {
+        var idle = ConnectionState()
+        let decided6 = idle.quiesce(requestInProgress: false)
+        #expect(decided6)
+
+        var receiving = ConnectionState()
+        let decided7 = receiving.quiesce(requestInProgress: true)
+        #expect(!decided7)
+        #expect(receiving.isQuiescing)
+
+        var answering = ConnectionState()
+        _ = answering.receive(Self.head("/1"))
+        answering.startAnswering()
+        _ = answering.receive(Self.head("/2"))
+        let decided8 = answering.quiesce(requestInProgress: false)
+        #expect(!decided8)
+        let decided9 = answering.answerWritten(keepAlive: true)
+        #expect(!decided9, "the connection closes after the answer in flight")
+    }
+
+    @Test("a half-close is honoured after the last answer, once; at once when idle; and closes a connection whose tunnel is being connected")
+    func halfClose() {
+        var answering = ConnectionState()
+        _ = answering.receive(Self.head("/1"))
+        answering.startAnswering()
+        _ = answering.receive(Self.head("/2"))
+        _ = answering.receive(.end(nil))
+        #expect(answering.inputEnded() == .none)
+        let decided10 = answering.answerWritten(keepAlive: true)
+        #expect(decided10)
+        #expect(Self.path(of: answering.nextWaitingPart()) == "/2")
+        #expect(Self.path(of: answering.nextWaitingPart()) == "end")
+        // /2 is answered on the spot (its caller asks for the next step in turn).
+        let decided11 = answering.answerWritten(keepAlive: true)
+        #expect(decided11)
+        #expect(answering.nextWaitingPart() == nil)
+        #expect(answering.nextStep() == .closeAfterWrites)
+        #expect(answering.nextStep() == .none, "the outer caller does not close twice")
+
+        var idle = ConnectionState()
+        #expect(idle.inputEnded() == .closeAfterWrites)
+
+        var tunnelling = ConnectionState()
+        tunnelling.startConnectingTunnel()
+        #expect(tunnelling.inputEnded() == .close)
+    }
+
+    @Test("bytes that are not HTTP are refused at once when nothing is in flight, else after the answers before them, and only once")
+    func malformedBytes() {
+        var idle = ConnectionState()
+        #expect(idle.bytesNotHTTP(status: 400, reason: "Bad Request") == .refuseMalformed(status: 400, reason: "Bad Request"))
+        #expect(idle.nextStep() == .none)
+
+        var answering = ConnectionState()
+        _ = answering.receive(Self.head("/1"))
+        answering.startAnswering()
+        _ = answering.receive(Self.head("/2"))
+        _ = answering.receive(.end(nil))
+        #expect(answering.bytesNotHTTP(status: 501, reason: "Not Implemented") == nil)
+        let decided12 = answering.answerWritten(keepAlive: true)
+        #expect(decided12)
+        #expect(Self.path(of: answering.nextWaitingPart()) == "/2")
+        #expect(Self.path(of: answering.nextWaitingPart()) == "end")
+        let decided13 = answering.answerWritten(keepAlive: true)
+        #expect(decided13)
+        #expect(answering.nextStep() == .refuseMalformed(status: 501, reason: "Not Implemented"))
+        #expect(answering.nextStep() == .none)
+        #expect(answering.nextWaitingPart() == nil)
+    }
+
+    @Test("the idle timeout closes between requests and when the client stops reading an answer, not while the origin is slow")
+    func idleTimeout() {
+        var state = ConnectionState()
+        #expect(state.idleTimedOut())
+        state.startAnswering()
+        #expect(!state.idleTimedOut(), "waiting for the origin is not quiet")
+        #expect(state.countsWrites)
+        state.writeQueued()
+        #expect(state.idleTimedOut(), "the client has not taken what was written")
+        state.writeDone()
+        #expect(!state.idleTimedOut())
+        let decided14 = state.answerWritten(keepAlive: true)
+        #expect(decided14)
+        #expect(!state.countsWrites)
+    }
+
+    @Test("a head that starts arriving gets a time limit once; the limit refuses only a head still missing")
+    func headDeadline() {
+        var state = ConnectionState()
+        let decided15 = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
+        #expect(decided15)
+        let decided16 = state.readComplete(requestInProgress: false, headDeadlineRunning: true)
+        #expect(!decided16)
+        _ = state.receive(Self.head("/1"))
+        let decided17 = state.readComplete(requestInProgress: true, headDeadlineRunning: false)
+        #expect(!decided17, "the read gave a part")
+        #expect(!state.headTimedOut(requestInProgress: true))
+        _ = state.receive(.end(nil))
+        state.startAnswering()
+        let decided18 = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
+        #expect(!decided18, "an answer is on its way")
+        #expect(!state.headTimedOut(requestInProgress: false))
+        let decided19 = state.answerWritten(keepAlive: true)
+        #expect(decided19)
+        #expect(state.headTimedOut(requestInProgress: false))
+    }
+
+    @Test("a tunnel being connected holds parts and reads; a failure lets the refusal be answered like any answer; the hand-over lets reads go")
+    func tunnels() {
+        var state = ConnectionState()
+        state.startConnectingTunnel()
+        #expect(state.receive(Self.head("/early")) == nil)
+        let decided20 = state.readRequested()
+        #expect(!decided20)
+        state.tunnelFailed()
+        #expect(state.phase == .reading)
+        var connected = ConnectionState()
+        connected.startConnectingTunnel()
+        let decided21 = connected.readRequested()
+        #expect(!decided21)
+        connected.tunnelConnected()
+        #expect(connected.phase == .answering)
+        connected.handedOver()
+        let decided22 = connected.answerWritten(keepAlive: true)
+        #expect(decided22)
+        #expect(connected.nextStep() == .none, "the held read went with the hand-over")
+    }
+}
