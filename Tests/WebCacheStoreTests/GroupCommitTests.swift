@@ -1,4 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import HTTPCaching
 import Testing
@@ -66,6 +71,39 @@ struct GroupCommitTests {
         let refused = await bad.result
         #expect(throws: StoreError.self) { try refused.get() }
         #expect(try commit.submitAndWait(4) { writer.write($0) } == 40)
+    }
+
+    @Test("a blocking caller alone writes on its own thread; rows that come meanwhile go to the queue after it")
+    func aLoneBlockingCallerWritesItself() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.group-commit")
+        let writer = GatedWriter()
+        let threads = Locked<[pthread_t]>([])
+        let write: GroupCommit<Int, Int>.Writer = { rows in
+            threads.withLock { $0.append(pthread_self()) }
+            return writer.write(rows)
+        }
+        let caller = Locked<pthread_t?>(nil)
+        let lone = Task.detached {
+            caller.withLock { $0 = pthread_self() }
+            return try commit.submitAndWait(5, writer: write)
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                writer.entered.wait()
+                continuation.resume()
+            }
+        }
+        let queued = Task { try await commit.submit(6, writer: write) }
+        for _ in 0..<200 where commit.pendingCount < 1 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        writer.release.signal()
+        #expect(try await lone.value == 50)
+        #expect(try await queued.value == 60)
+        let written = threads.withLock { $0 }
+        #expect(written.count == 2)
+        #expect(written.first.map { pthread_equal($0, caller.withLock { $0! }) != 0 } == true)
+        #expect(writer.batches.withLock { $0 } == [[5], [6]])
     }
 
     @Test("many misses stored at once: every entry is in the index under its own id, in fewer transactions than entries")

@@ -48,8 +48,25 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         }
     }
 
-    /// Writes `row` and waits for it.
+    /// Writes `row` and waits for it: on the caller's thread when no other row is being
+    /// written (a lone store pays no hop to the writer's queue), else with the next batch.
     func submitAndWait(_ row: Row, writer: @escaping Writer) throws -> Written {
+        let alone = state.withLock { state -> Bool in
+            guard !state.writing else { return false }
+            state.writing = true
+            state.batchesWritten += 1
+            return true
+        }
+        if alone {
+            let result = writer([row])[0]
+            // Rows submitted meanwhile found the writer busy: the queue takes them.
+            let more = state.withLock { state -> Bool in
+                if state.pending.isEmpty { state.writing = false }
+                return !state.pending.isEmpty
+            }
+            if more { queue.async { self.writeUntilEmpty(writer) } }
+            return try result.get()
+        }
         let done = DispatchSemaphore(value: 0)
         let outcome = Locked<Result<Written, any Error>?>(nil)
         submit(row, writer: writer) { result in
