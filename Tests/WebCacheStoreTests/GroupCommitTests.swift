@@ -117,7 +117,7 @@ struct GroupCommitTests {
                         let writer = try store.makeWriter(for: Entries.make(url))
                         // Every third body goes to a file, the rest inline.
                         try writer.write(Entries.body(index % 3 == 0 ? 40_000 : 500, seed: UInt8(index % 200)))
-                        return try await writer.commit()
+                        return try await writer.commitWithoutBlocking()
                     }
                 }
                 return try await group.reduce(into: [CacheEntry]()) { if let entry = $1 { $0.append(entry) } }

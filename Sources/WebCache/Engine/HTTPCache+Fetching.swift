@@ -150,6 +150,7 @@ extension HTTPCache {
             }
         }
         var received = 0
+        var bodyKeptInFile = false
         do {
             for try await chunk in chunks {
                 body.append(chunk)
@@ -157,6 +158,14 @@ extension HTTPCache {
                 count { $0.bytesFromOrigin += chunk.count }
                 do {
                     try writer?.write(chunk)
+                    // Once the store's file has them, chunks need not all stay in memory.
+                    if let writer, !writer.isAbandoned {
+                        if !bodyKeptInFile, let written = writer.writtenBody() {
+                            body.keep(in: written, bodyStartsAt: plan.before.count)
+                            bodyKeptInFile = true
+                        }
+                        if bodyKeptInFile { body.bodyInFile(upTo: received) }
+                    }
                 } catch {
                     storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                     writer?.cancel()
@@ -169,7 +178,7 @@ extension HTTPCache {
                     writer?.cancel()
                 } else {
                     if !plan.after.isEmpty { try writer?.write(plan.after) }
-                    try await writer?.commit()
+                    try await writer?.commitWithoutBlocking()
                 }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")

@@ -79,7 +79,7 @@ public final class BodyWriter {
 
     /// Stores the entry: renames the body into place and records it in the index, replacing an
     /// earlier entry with the same key and variant. Returns `nil` when the body was abandoned
-    /// for its size. Blocks the thread until the index has it; see the `async` variant.
+    /// for its size. Blocks the thread until the index has it; see ``commitWithoutBlocking()``.
     @discardableResult
     public func commit() throws -> CacheEntry? {
         guard let body = try finishBody() else { return nil }
@@ -87,9 +87,11 @@ public final class BodyWriter {
     }
 
     /// ``commit()`` that suspends rather than blocks while the index writes the entry (with the
-    /// others stored at the same time, in one transaction).
+    /// others stored at the same time, in one transaction): for a caller on an event loop or
+    /// Swift's cooperative pool. (A name of its own, so that `commit()` in async code keeps
+    /// meaning the blocking one.)
     @discardableResult
-    public func commit() async throws -> CacheEntry? {
+    public func commitWithoutBlocking() async throws -> CacheEntry? {
         guard let body = try finishBody() else { return nil }
         let stored: Result<CacheEntry, any Error>
         do {
@@ -137,6 +139,19 @@ public final class BodyWriter {
             discardFile()
             throw error
         }
+    }
+
+    /// The bytes written so far and from now on, readable apart from this writer (see
+    /// ``WrittenBody``); `nil` while the body is still buffered in memory (no file yet, up to
+    /// ``CacheStore/Configuration/inlineBodyLimit``), or once the writer is closed or has
+    /// dropped its file. Bytes written after ``isAbandoned`` turns true are not in it.
+    public func writtenBody() -> WrittenBody? {
+        // Its own descriptor for reading (the writer's is write-only); the file is still at its
+        // temporary path, since only commit() renames it.
+        guard !closed, !isAbandoned, fd >= 0, let fileName,
+            let reading = try? POSIX.openForReading(store.files.temporaryPath(for: fileName))
+        else { return nil }
+        return WrittenBody(descriptor: reading, name: fileName)
     }
 
     /// Drops the body; nothing is stored.

@@ -58,7 +58,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             return true
         }
         if alone {
-            let result = writer([row])[0]
+            let result = writer([row]).first ?? .failure(Self.missingResult)
             // Rows submitted meanwhile found the writer busy: the queue takes them.
             let more = state.withLock { state -> Bool in
                 if state.pending.isEmpty { state.writing = false }
@@ -84,6 +84,10 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         }
     }
 
+    private static var missingResult: StoreError {
+        StoreError(.databaseFailure, "the index writer returned no result for an entry")
+    }
+
     /// Writes batches until no row waits; runs on ``queue`` only.
     private func writeUntilEmpty(_ write: Writer) {
         while true {
@@ -95,8 +99,9 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             }
             guard !batch.isEmpty else { return }
             let results = write(batch.map(\.row))
-            for (item, result) in zip(batch, results) {
-                item.completion(result)
+            for (index, item) in batch.enumerated() {
+                // A writer that returned too few results fails the rest rather than leave them waiting.
+                item.completion(index < results.count ? results[index] : .failure(Self.missingResult))
             }
         }
     }

@@ -1,0 +1,78 @@
+import Foundation
+import HTTPCaching
+import HTTPTypes
+import Testing
+import WebCacheStore
+import WebCacheTestSupport
+
+@testable import WebCache
+
+@Suite("A body still arriving holds little memory once the store's file has it")
+struct BodyBroadcastMemoryTests {
+    static func entry(_ url: String) -> NewEntry {
+        var response = HTTPResponse(status: .ok)
+        response.headerFields[.cacheControl] = "max-age=60"
+        return NewEntry(stored: StoredResponse(
+            request: HTTPRequest(method: .get, url: URL(string: url)!), response: response, requestTime: Date(), responseTime: Date()))
+    }
+
+    /// 2 MiB in 64 KiB chunks with a varying pattern, so that a chunk read from the wrong place shows.
+    static let chunks: [Data] = (0..<32).map { index in Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 7) }) }
+
+    @Test("stored: memory stays within the budget however long the body; readers early, late and after the file is gone get it whole")
+    func storedBodyStaysWithinBudget() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .init(directory: directory))
+            let writer = try store.makeWriter(for: Self.entry("https://example.com/large"))
+            let prefix = Data("stored bytes before the body".utf8)
+            try writer.write(prefix)
+            let body = BodyBroadcast()
+            let early = Task { try await Self.read(body) }
+            var received = 0
+            var kept = false
+            var mostInMemory = 0
+            for chunk in Self.chunks {
+                body.append(chunk)
+                received += chunk.count
+                try writer.write(chunk)
+                if !kept, let written = writer.writtenBody() {
+                    body.keep(in: written, bodyStartsAt: prefix.count)
+                    kept = true
+                }
+                body.bodyInFile(upTo: received)
+                mostInMemory = max(mostInMemory, body.bytesInMemory)
+            }
+            body.finish()
+            #expect(kept)
+            #expect(mostInMemory <= BodyBroadcast.memoryBudget + Self.chunks[0].count, "\(mostInMemory) bytes held")
+            let whole = Self.chunks.reduce(Data(), +)
+            #expect(try await early.value == whole)
+            #expect(try await Self.read(body) == whole, "a reader that starts after the end reads back from the file")
+            // The file is committed (renamed), then the entry removed (deleted): the bytes stay readable.
+            let stored = try #require(try writer.commit())
+            #expect(try store.remove(stored))
+            #expect(try await body.collect() == whole)
+            #expect(body.receivedCount == whole.count)
+        }
+    }
+
+    @Test("not stored (no file): every chunk stays in memory, as a collected body would")
+    func unstoredBodyStaysInMemory() async throws {
+        let body = BodyBroadcast()
+        for chunk in Self.chunks { body.append(chunk) }
+        body.bodyInFile(upTo: 1 << 30)
+        body.finish()
+        #expect(body.bytesInMemory == Self.chunks.count * Self.chunks[0].count)
+        #expect(try await Self.read(body) == Self.chunks.reduce(Data(), +))
+    }
+
+    static func read(_ body: BodyBroadcast) async throws -> Data {
+        var data = Data()
+        var index = 0
+        while let chunk = try await body.chunk(at: index) {
+            data.append(chunk)
+            index += 1
+        }
+        return data
+    }
+}
