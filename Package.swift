@@ -40,6 +40,7 @@ let package = Package(
             name: "WebCacheStore",
             dependencies: [
                 "HTTPCaching",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -93,6 +94,11 @@ let package = Package(
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
         .target(name: "CHTMLScan", dependencies: ["CLibXML2"]),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
         .target(name: "CAllocatorTuning"),
         .target(name: "CProcessorAffinity"),
         .target(name: "CUnnamedFiles"),
