@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Musl)
-@preconcurrency import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
