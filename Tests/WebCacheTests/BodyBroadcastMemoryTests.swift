@@ -56,14 +56,64 @@ struct BodyBroadcastMemoryTests {
         }
     }
 
-    @Test("not stored (no file): every chunk stays in memory, as a collected body would")
-    func unstoredBodyStaysInMemory() async throws {
-        let body = BodyBroadcast()
-        for chunk in Self.chunks { body.append(chunk) }
-        body.bodyInFile(upTo: 1 << 30)
-        body.finish()
-        #expect(body.bytesInMemory == Self.chunks.count * Self.chunks[0].count)
-        #expect(try await Self.read(body) == Self.chunks.reduce(Data(), +))
+    @Test("not stored: past the budget the body goes to a spill file; memory stays within the budget and every reader gets it whole")
+    func unstoredBodySpills() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .init(directory: directory))
+            let body = BodyBroadcast()
+            body.spillWhenLarge { try store.makeSpillFile() }
+            let early = Task { try await Self.read(body) }
+            var mostInMemory = 0
+            for chunk in Self.chunks {
+                body.append(chunk)
+                mostInMemory = max(mostInMemory, body.bytesInMemory)
+            }
+            body.finish()
+            #expect(mostInMemory <= BodyBroadcast.memoryBudget + Self.chunks[0].count, "\(mostInMemory) bytes held")
+            let whole = Self.chunks.reduce(Data(), +)
+            #expect(try await early.value == whole)
+            #expect(try await Self.read(body) == whole)
+        }
+    }
+
+    @Test("storing stops half-way (too large): the store's file has the first part, a spill file the rest")
+    func storingStopsHalfWay() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .init(directory: directory))
+            let writer = try store.makeWriter(for: Self.entry("https://example.com/too-large"))
+            let body = BodyBroadcast()
+            var received = 0
+            var mostInMemory = 0
+            for (index, chunk) in Self.chunks.enumerated() {
+                body.append(chunk)
+                received += chunk.count
+                if index < 10 {
+                    try writer.write(chunk)
+                    if index == 0, let written = writer.writtenBody() { body.keep(in: written, bodyStartsAt: 0) }
+                    body.bodyInFile(upTo: received)
+                } else if index == 10 {
+                    writer.cancel()
+                    body.spillWhenLarge { try store.makeSpillFile() }
+                }
+                mostInMemory = max(mostInMemory, body.bytesInMemory)
+            }
+            body.finish()
+            #expect(mostInMemory <= BodyBroadcast.memoryBudget + 2 * Self.chunks[0].count, "\(mostInMemory) bytes held")
+            #expect(try await Self.read(body) == Self.chunks.reduce(Data(), +))
+        }
+    }
+
+    @Test("no file to lean on (none given, or none can be made): every chunk stays in memory, as a collected body would")
+    func noFileStaysInMemory() async throws {
+        for failingSpill in [false, true] {
+            let body = BodyBroadcast()
+            if failingSpill { body.spillWhenLarge { throw StoreError(.ioFailure, "the disk is full") } }
+            for chunk in Self.chunks { body.append(chunk) }
+            body.bodyInFile(upTo: 1 << 30)
+            body.finish()
+            #expect(body.bytesInMemory == Self.chunks.count * Self.chunks[0].count)
+            #expect(try await Self.read(body) == Self.chunks.reduce(Data(), +))
+        }
     }
 
     static func read(_ body: BodyBroadcast) async throws -> Data {
@@ -74,5 +124,27 @@ struct BodyBroadcastMemoryTests {
             index += 1
         }
         return data
+    }
+}
+
+@Suite("Large bodies the engine streams without storing them")
+struct LargeUnstoredBodyTests {
+    static let large = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 16) })
+
+    @Test("no-store, and too large to store: streamed whole and intact through the spill file; nothing is stored", arguments: ["no-store", "max-age=600"])
+    func streamedWhole(cacheControl: String) async throws {
+        try await EngineHarness.run(adjust: { $0.store.maximumEntrySize = 1 << 20 }) { h in
+            h.origin.route("/large") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", cacheControl), ("Content-Type", "video/webm")], body: Self.large)
+            }
+            let url = h.origin.url("/large").absoluteString
+            let response = try await h.cache.streamingResponse(for: Fixtures.request(.get, url))
+            #expect(try await response.body.collect() == Self.large)
+            #expect(try await response.body.collect() == Self.large, "a second reading starts again from the first byte")
+            let again = try await h.get("/large")
+            #expect(again.body == Self.large)
+            #expect(!again.isFromCache)
+            #expect(h.origin.requests(to: "/large").count == 2)
+        }
     }
 }

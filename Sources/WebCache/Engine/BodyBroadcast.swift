@@ -9,24 +9,24 @@ import Foundation
 /// A body arriving from the origin, readable from the start by any number of requests while it
 /// arrives: the requests that joined one fetch each get every chunk.
 ///
-/// Chunks stay in memory until the last reader lets go — except, for a body the store is
-/// writing to a file, the oldest chunks beyond ``memoryBudget``: once the file has them
-/// (``keep(in:bodyStartsAt:)``, ``bodyInFile(upTo:)``) they are let go and a reader that comes to
-/// them reads them back from the file. A client that reads as fast as the origin sends costs
-/// no more than the budget, whatever the size of the body; one that falls behind reads from
-/// the page cache. A body that is not stored is held whole.
+/// At most ``memoryBudget`` of it stays in memory once the rest is on disk: in the store's file
+/// for a body being stored (``keep(in:bodyStartsAt:)``, ``bodyInFile(upTo:)``), else — a body
+/// not stored, or whose storing stopped (too large, a failed write) — in a ``SpillFile`` of its
+/// own (``spillWhenLarge(_:)``). The oldest chunks are let go first; a reader that comes to one
+/// reads it back from its file. A client that reads as fast as the origin sends costs no more
+/// than the budget, whatever the size of the body.
 final class BodyBroadcast: Sendable {
-    /// The bytes of a stored body kept in memory once the file has them.
+    /// The bytes of a body kept in memory once the rest is on disk.
     static let memoryBudget = 256 << 10
 
     private enum Chunk {
         case memory(Data)
-        case inFile(offset: Int, count: Int)
+        case inFile(file: Int, offset: Int, count: Int)
 
         var count: Int {
             switch self {
             case .memory(let data): data.count
-            case .inFile(_, let count): count
+            case .inFile(_, _, let count): count
             }
         }
     }
@@ -35,17 +35,63 @@ final class BodyBroadcast: Sendable {
         var chunks: [Chunk] = []
         /// Where each chunk starts in the body.
         var starts: [Int] = []
+        /// Where a file holds each chunk, once one does.
+        var placed: [(file: Int, offset: Int)?] = []
         var received = 0
         var memoryBytes = 0
-        /// The store's file with the body, and where the body starts in it.
-        var file: (body: WrittenBody, start: Int)?
-        /// How many bytes of the body, from its start, the file holds.
-        var inFile = 0
+        /// The files chunks are read back from.
+        var files: [WrittenBody] = []
+        /// The store's file (an index in `files`) and where the body starts in it.
+        var storeFile: (index: Int, start: Int)?
+        /// How many bytes of the body, from its start, the store's file holds.
+        var inStoreFile = 0
+        /// Makes the spill file when the body outgrows the budget without a file to lean on.
+        var makeSpill: (@Sendable () throws -> SpillFile)?
+        var spill: (file: SpillFile, index: Int)?
+        /// The first chunk not placed in a file yet (placing goes in order).
+        var nextToPlace = 0
         /// The first chunk that may still be in memory.
         var nextToLetGo = 0
         var finished = false
         var failure: (any Error)?
         var waiting: [CheckedContinuation<Data?, any Error>] = []
+
+        /// Places chunks in the spill file, when spilling, while memory is over the budget.
+        mutating func spillChunks() {
+            guard memoryBytes > BodyBroadcast.memoryBudget, let makeSpill else { return }
+            do {
+                if spill == nil {
+                    let file = try makeSpill()
+                    spill = (file, files.count)
+                    files.append(file.contents)
+                }
+            } catch {
+                self.makeSpill = nil  // no file to spill to (a full disk): the body stays in memory
+                return
+            }
+            guard let spill else { return }
+            while nextToPlace < chunks.count {
+                guard case .memory(let data) = chunks[nextToPlace] else { nextToPlace += 1; continue }
+                do {
+                    placed[nextToPlace] = (spill.index, try spill.file.append(data))
+                } catch {
+                    self.makeSpill = nil  // the disk is full: the rest stays in memory
+                    return
+                }
+                nextToPlace += 1
+            }
+        }
+
+        /// Lets the oldest placed chunks go from memory while it holds more than the budget.
+        mutating func letGo() {
+            while memoryBytes > BodyBroadcast.memoryBudget, nextToLetGo < chunks.count, let place = placed[nextToLetGo] {
+                if case .memory(let data) = chunks[nextToLetGo] {
+                    chunks[nextToLetGo] = .inFile(file: place.file, offset: place.offset, count: data.count)
+                    memoryBytes -= data.count
+                }
+                nextToLetGo += 1
+            }
+        }
     }
 
     private let state = Locked(State())
@@ -55,8 +101,11 @@ final class BodyBroadcast: Sendable {
         let waiting = state.withLock { state in
             state.chunks.append(.memory(chunk))
             state.starts.append(state.received)
+            state.placed.append(nil)
             state.received += chunk.count
             state.memoryBytes += chunk.count
+            state.spillChunks()
+            state.letGo()
             defer { state.waiting = [] }
             return state.waiting
         }
@@ -67,26 +116,36 @@ final class BodyBroadcast: Sendable {
     /// that come before it): chunks it has may be let go from memory.
     func keep(in body: WrittenBody, bodyStartsAt start: Int) {
         state.withLock { state in
-            if state.file == nil { state.file = (body, start) }
+            guard state.storeFile == nil, state.spill == nil else { return }
+            state.storeFile = (state.files.count, start)
+            state.files.append(body)
         }
     }
 
-    /// The file has the body's first `count` bytes: lets the oldest of them go from memory while
-    /// more than ``memoryBudget`` is held.
+    /// The store's file has the body's first `count` bytes: they may be let go from memory.
     func bodyInFile(upTo count: Int) {
         state.withLock { state in
-            guard let file = state.file else { return }
-            state.inFile = max(state.inFile, count)
-            while state.memoryBytes > Self.memoryBudget, state.nextToLetGo < state.chunks.count {
-                let index = state.nextToLetGo
-                let size = state.chunks[index].count
-                guard state.starts[index] + size <= state.inFile else { break }
-                if case .memory = state.chunks[index] {
-                    state.chunks[index] = .inFile(offset: file.start + state.starts[index], count: size)
-                    state.memoryBytes -= size
-                }
-                state.nextToLetGo += 1
+            guard let file = state.storeFile, state.spill == nil else { return }
+            state.inStoreFile = max(state.inStoreFile, count)
+            while state.nextToPlace < state.chunks.count,
+                state.starts[state.nextToPlace] + state.chunks[state.nextToPlace].count <= state.inStoreFile
+            {
+                state.placed[state.nextToPlace] = (file.index, file.start + state.starts[state.nextToPlace])
+                state.nextToPlace += 1
             }
+            state.letGo()
+        }
+    }
+
+    /// The body is not going to the store's file (not stored, or storing stopped): once it
+    /// outgrows the budget, the chunks not in a file yet and those that follow go to a spill file
+    /// made by `make` (none if it fails: then they stay in memory).
+    func spillWhenLarge(_ make: @escaping @Sendable () throws -> SpillFile) {
+        state.withLock { state in
+            guard state.makeSpill == nil, state.spill == nil else { return }
+            state.makeSpill = make
+            state.spillChunks()
+            state.letGo()
         }
     }
 
@@ -118,9 +177,8 @@ final class BodyBroadcast: Sendable {
                 if index < state.chunks.count {
                     switch state.chunks[index] {
                     case .memory(let data): return .result(.success(data))
-                    case .inFile(let offset, let count):
-                        guard let file = state.file else { return .result(.failure(StoreError(.ioFailure, "a body chunk is gone"))) }
-                        return .inFile(file.body, offset: offset, count: count)
+                    case .inFile(let file, let offset, let count):
+                        return .inFile(state.files[file], offset: offset, count: count)
                     }
                 }
                 if let failure = state.failure { return .result(.failure(failure)) }

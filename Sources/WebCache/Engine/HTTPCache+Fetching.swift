@@ -139,6 +139,9 @@ extension HTTPCache {
         release: @Sendable () async -> Void
     ) async {
         var writer: BodyWriter?
+        let store = self.store
+        let spill: @Sendable () throws -> SpillFile = { try store.makeSpillFile() }
+        if plan.storing == nil { body.spillWhenLarge(spill) }
         if let storing = plan.storing {
             do {
                 writer = try store.makeWriter(for: storing)
@@ -165,11 +168,14 @@ extension HTTPCache {
                             bodyKeptInFile = true
                         }
                         if bodyKeptInFile { body.bodyInFile(upTo: received) }
+                    } else if writer != nil {
+                        body.spillWhenLarge(spill)  // too large to store: the rest goes to a spill file
                     }
                 } catch {
                     storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                     writer?.cancel()
                     writer = nil
+                    body.spillWhenLarge(spill)
                 }
             }
             do {

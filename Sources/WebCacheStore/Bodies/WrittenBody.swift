@@ -10,7 +10,7 @@ import Foundation
 /// would otherwise keep a body in memory only to read it again (a slow reader of a body still
 /// arriving).
 public final class WrittenBody: Sendable {
-    private let descriptor: Int32
+    let descriptor: Int32
     private let name: String
 
     init(descriptor: Int32, name: String) {
