@@ -1,4 +1,4 @@
-import HTTPCaching
+@testable import HTTPCaching
 import WebCacheTestSupport
 import Testing
 
@@ -119,5 +119,30 @@ struct CacheControlParsingTests {
         #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: foo, No-Cache"])).noCache == .all)
         #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: no-cache", "Cache-Control: max-age=5"])).noCache == nil)
         #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: unrecognised-extension"])).noCache == nil)
+    }
+}
+
+@Suite("Cache-Control values parsed once")
+struct CacheControlMemoTests {
+    @Test("a repeated value parses as the first time; the memo stays within its capacity")
+    func repeatedValues() {
+        let value = "public, max-age=3600, stale-while-revalidate=60"
+        #expect(CacheControlParser.parse([value]) == CacheControlParser.parseAll([value]))
+        #expect(CacheControlParser.parse([value]) == CacheControlParser.parseAll([value]))
+        for index in 0..<(CacheControlParser.memoCapacity * 2) {
+            #expect(CacheControlParser.parse(["max-age=\(index)"]).first?.argument == "\(index)")
+        }
+        #expect(CacheControl(fields: [.cacheControl: value]).maxAge?.seconds == 3600)
+    }
+
+    @Test("values that are not ASCII are parsed each time: canonically equal spellings keep their own bytes")
+    func nonASCII() {
+        let composed = "no-cache=\"caf\u{E9}\""
+        let decomposed = "no-cache=\"cafe\u{301}\""
+        #expect(composed == decomposed)  // equal to Swift, not byte for byte
+        let first = CacheControlParser.parse([composed]).first?.argument
+        let second = CacheControlParser.parse([decomposed]).first?.argument
+        #expect(first.map { Array($0.utf8) } == Array("caf\u{E9}".utf8))
+        #expect(second.map { Array($0.utf8) } == Array("cafe\u{301}".utf8))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCaching
 import Testing
 import WebCache
 import WebCacheStore

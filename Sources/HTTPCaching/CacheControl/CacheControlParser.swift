@@ -4,8 +4,33 @@
 /// directive); empty list elements are skipped (RFC 9110 §5.6.1); a malformed element becomes a
 /// directive with ``CacheDirective/isWellFormed`` false instead of being dropped, so that the
 /// caller can read it conservatively.
+///
+/// A single ASCII value of up to ``memoCapacity`` bytes is parsed once: responses and requests
+/// repeat a handful of values (`max-age=3600`, `no-cache`, `public, max-age=31536000, immutable`),
+/// and a miss reads its response's directives several times (storability, freshness, reuse).
 enum CacheControlParser {
+    /// Recently parsed single values; emptied when ``memoCapacity`` values are held.
+    private static let memo = Locked([String: [CacheDirective]]())
+    static let memoCapacity = 256
+    /// The longest value kept in the memo.
+    static let memoizedLength = 256
+
     static func parse(_ values: [String]) -> [CacheDirective] {
+        // ASCII only: there, equal strings are equal bytes (Swift compares others by canonical
+        // equivalence, which could hand one spelling the parse of another).
+        guard values.count == 1, let value = values.first, value.utf8.count <= memoizedLength,
+            value.utf8.allSatisfy({ $0 < 0x80 })
+        else { return parseAll(values) }
+        if let known = memo.withLock({ $0[value] }) { return known }
+        let parsed = parseAll(values)
+        memo.withLock { memo in
+            if memo.count >= memoCapacity { memo.removeAll(keepingCapacity: true) }
+            memo[value] = parsed
+        }
+        return parsed
+    }
+
+    static func parseAll(_ values: [String]) -> [CacheDirective] {
         var directives: [CacheDirective] = []
         for value in values {
             for element in splitList(value) {

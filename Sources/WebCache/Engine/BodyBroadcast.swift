@@ -1,3 +1,4 @@
+import HTTPCaching
 import WebCacheStore
 
 #if canImport(FoundationEssentials)

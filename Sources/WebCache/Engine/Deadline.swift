@@ -1,4 +1,4 @@
-import WebCacheStore
+import HTTPCaching
 
 /// Waiting for a task with a time limit, without cancelling it when the time is up.
 enum Deadline {

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import WebCache
 import WebCacheStore

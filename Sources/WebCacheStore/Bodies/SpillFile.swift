@@ -1,3 +1,4 @@
+import HTTPCaching
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)

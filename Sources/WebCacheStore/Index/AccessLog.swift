@@ -1,3 +1,4 @@
+import HTTPCaching
 import GRDB
 
 #if canImport(FoundationEssentials)

@@ -1,3 +1,4 @@
+import HTTPCaching
 import Dispatch
 
 /// One writer for the index's new rows: rows that arrive while a transaction is under way wait

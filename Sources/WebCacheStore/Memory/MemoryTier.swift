@@ -1,3 +1,4 @@
+import HTTPCaching
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
