@@ -68,10 +68,10 @@ extension HTTPCache {
                 head = rules.notModifiedResponse(for: entry.stored)
                 head.headerFields[.age] = String(decision.age)
             } else {
-                head = rules.headForServing(entry.stored, age: decision.age)
-                if head.status.code == 200 || head.status.code == 206, head.headerFields[.acceptRanges] == nil {
-                    head.headerFields[.acceptRanges] = "bytes"
-                }
+                // Worked out once per entry; each answer sets its age.
+                let serving = storedFacts.servingHead(of: entry, rules: rules)
+                head = serving.response
+                head.headerFields[serving.agePosition] = HTTPField(name: .age, value: String(decision.age))
                 switch ranges {
                 case .whole:
                     if !sendsFile && request.method != .head { body = try store.readBody(entry) }

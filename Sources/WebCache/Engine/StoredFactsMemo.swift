@@ -1,4 +1,5 @@
 import HTTPCaching
+import HTTPTypes
 import WebCacheStore
 
 /// The ``HTTPCaching/StoredFacts`` of recently served entries, so that a hit does not parse the
@@ -12,6 +13,16 @@ final class StoredFactsMemo: Sendable {
         var requestTime: Double
         var responseTime: Double
         var facts: StoredFacts
+        /// The head a fresh answer starts from (``servingHead(of:rules:)``), once asked for.
+        var servingHead: ServingHead?
+    }
+
+    /// The stored head as it is served: hop-by-hop fields removed, `Accept-Ranges: bytes` added
+    /// to a 200 or 206 without it, and an `Age` field at `agePosition` whose value each answer
+    /// sets (RFC 9111 §4, §5.1).
+    struct ServingHead {
+        var response: HTTPResponse
+        var agePosition: Int
     }
 
     static let capacity = 8192
@@ -30,5 +41,32 @@ final class StoredFactsMemo: Sendable {
             items[entry.id] = Item(requestTime: requestTime, responseTime: responseTime, facts: facts)
         }
         return facts
+    }
+
+    /// The head a fresh answer from `entry` starts from, worked out at most once per entry:
+    /// `rules.headForServing(_:age:)` with `Accept-Ranges` for a 200 or 206, the age to be set.
+    func servingHead(of entry: CacheEntry, rules: CacheRules) -> ServingHead {
+        let requestTime = entry.stored.requestTime.timeIntervalSince1970
+        let responseTime = entry.stored.responseTime.timeIntervalSince1970
+        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime, item.responseTime == responseTime,
+            let head = item.servingHead
+        {
+            return head
+        }
+        var response = rules.headForServing(entry.stored, age: 0)
+        if response.status.code == 200 || response.status.code == 206, response.headerFields[.acceptRanges] == nil {
+            response.headerFields[.acceptRanges] = "bytes"
+        }
+        // headForServing always writes an Age; should it ever not, one is added at the end.
+        if !response.headerFields.contains(.age) { response.headerFields.append(HTTPField(name: .age, value: "0")) }
+        let agePosition = response.headerFields.firstIndex { $0.name == .age } ?? response.headerFields.count - 1
+        let head = ServingHead(response: response, agePosition: agePosition)
+        _ = facts(of: entry, rules: rules)  // the item the head is kept with
+        items.withLock { items in
+            guard var item = items[entry.id], item.requestTime == requestTime, item.responseTime == responseTime else { return }
+            item.servingHead = head
+            items[entry.id] = item
+        }
+        return head
     }
 }
