@@ -6,10 +6,16 @@ import WebCache
 /// A request head as it came, for recognising the same request again: method, target, version
 /// and every header field, in order and byte for byte. Two requests with the same identity are
 /// routed the same way and get the same answer from the same store.
+/// The hash is worked out once, when the identity is made: a request is looked up, admitted
+/// and remembered under one identity.
 struct RequestIdentity: Hashable, Sendable {
     let head: HTTPRequestHead
+    /// The hash of every part of the head.
+    let digest: Int
 
-    func hash(into hasher: inout Hasher) {
+    init(head: HTTPRequestHead) {
+        self.head = head
+        var hasher = Hasher()
         hasher.combine(head.method.rawValue)
         hasher.combine(head.uri)
         hasher.combine(head.version.major)
@@ -19,12 +25,17 @@ struct RequestIdentity: Hashable, Sendable {
             hasher.combine(name)
             hasher.combine(value)
         }
+        digest = hasher.finalize()
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(digest)
     }
 
     /// Byte for byte (``ExactText``).
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
-        guard left.method == right.method, left.version == right.version, ExactText.sameBytes(left.uri, right.uri),
+        guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version, ExactText.sameBytes(left.uri, right.uri),
             left.headers.count == right.headers.count
         else { return false }
         return zip(left.headers, right.headers).allSatisfy {
@@ -104,15 +115,14 @@ final class RepeatedAnswers: Sendable {
     /// How many answers are kept.
     var count: Int { state.withLockedValue { $0.answers.count } }
 
-    func answer(to head: HTTPRequestHead) -> RepeatedAnswer? {
-        let identity = RequestIdentity(head: head)
+    func answer(to identity: RequestIdentity) -> RepeatedAnswer? {
         return state.withLockedValue { $0.answers[identity] }
     }
 
-    /// Whether an answer to `head` is worth keeping: when the same head (by hash) came before;
+    /// Whether an answer to `identity` is worth keeping: when the same head (by hash) came before;
     /// the first time it is only noted.
-    func admits(_ head: HTTPRequestHead) -> Bool {
-        let hash = RequestIdentity(head: head).hashValue
+    func admits(_ identity: RequestIdentity) -> Bool {
+        let hash = identity.digest
         return state.withLockedValue { state in
             if state.seenOnce.remove(hash) != nil { return true }
             if state.seenOnce.count >= Self.seenOnceCapacity { state.seenOnce.removeAll(keepingCapacity: true) }
@@ -121,10 +131,9 @@ final class RepeatedAnswers: Sendable {
         }
     }
 
-    func remember(_ answer: RepeatedAnswer, for head: HTTPRequestHead) {
+    func remember(_ answer: RepeatedAnswer, for identity: RequestIdentity) {
         let cost = Self.cost(of: answer)
         guard cost.memory <= Self.largestAnswer, cost.files <= Self.largestWireFile else { return }
-        let identity = RequestIdentity(head: head)
         state.withLockedValue { state in
             if state.answers.count >= Self.capacity || state.cost.memory + cost.memory > Self.byteBudget
                 || state.cost.files + cost.files > Self.wireFileBudget
@@ -139,8 +148,7 @@ final class RepeatedAnswers: Sendable {
         }
     }
 
-    func forget(_ head: HTTPRequestHead) {
-        let identity = RequestIdentity(head: head)
+    func forget(_ identity: RequestIdentity) {
         state.withLockedValue { state in
             if let removed = state.answers.removeValue(forKey: identity) {
                 state.cost.subtract(Self.cost(of: removed))

@@ -169,7 +169,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat = proxy.configuration.repeatsAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
-        if mayRepeat, let answer = proxy.repeatedAnswer(to: head, from: answers) {
+        let identity = mayRepeat ? RequestIdentity(head: head) : nil
+        if let identity, let answer = proxy.repeatedAnswer(to: identity, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return
         }
@@ -183,7 +184,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let response = proxy.storedResponse(for: request, url: url) {
                 let answer = proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method)
-                if mayRepeat { proxy.remember(answer, of: response, for: head, in: answers) }
+                if let identity { proxy.remember(answer, of: response, for: identity, in: answers) }
                 finish(answer, context: context, persistence: persistence)
                 return
             }

@@ -90,8 +90,8 @@ extension CachingProxy {
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still
     /// stands (``RepeatedAnswers``), counted as sent; `nil` otherwise.
-    func repeatedAnswer(to head: HTTPRequestHead, from answers: RepeatedAnswers) -> EncodedAnswer? {
-        guard let answer = answers.answer(to: head) else { return nil }
+    func repeatedAnswer(to identity: RequestIdentity, from answers: RepeatedAnswers) -> EncodedAnswer? {
+        guard let answer = answers.answer(to: identity) else { return nil }
         let encoded: EncodedAnswer
         switch answer.wire {
         case .buffer(let bytes):
@@ -99,7 +99,7 @@ extension CachingProxy {
         case .headThenEntryFile(let responseHead):
             encoded = EncodedAnswer(bytes: responseHead, file: cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init))
             if encoded.file == nil {
-                answers.forget(head)
+                answers.forget(identity)
                 return nil
             }
         case .wholeFile(let file):
@@ -107,7 +107,7 @@ extension CachingProxy {
         }
         guard cache.repeatAnswer(answer.terms) else {
             try? encoded.file?.handle.close()
-            answers.forget(head)
+            answers.forget(identity)
             return nil
         }
         metrics.countResponse(status: answer.status)
@@ -118,8 +118,8 @@ extension CachingProxy {
     /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
     /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each repeat.
-    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for head: HTTPRequestHead, in answers: RepeatedAnswers) {
-        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0, answers.admits(head) else { return }
+    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: RepeatedAnswers) {
+        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0, answers.admits(identity) else { return }
         let wire: RepeatedAnswer.Wire
         if let file = encoded.file {
             let whole = encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile
@@ -128,7 +128,7 @@ extension CachingProxy {
         } else {
             wire = .buffer(encoded.bytes)
         }
-        answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: head)
+        answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: identity)
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what
