@@ -13,25 +13,56 @@ import Foundation
 public struct CacheResponse: Sendable {
     /// The response head, carrying `Cache-Status` (RFC 9211).
     public var head: HTTPResponse
-    /// The body (empty for HEAD and 304).
-    public var body: Data
+    /// Where the body is (in memory, in a stored entry's file, or still arriving).
+    var content: Content
     /// What the cache did, as also written in `Cache-Status`.
     public var cacheStatus: CacheStatus
     /// The URL that answered (after redirects, when they were followed).
     public var url: URL
-    /// A body still arriving from the origin; ``body`` is empty until it is collected.
-    var arriving: BodyBroadcast? = nil
-    /// A stored entry whose body is to be sent straight from its file instead of ``body`` (which
-    /// is then empty); only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
-    package var bodyFile: CacheEntry? = nil
-    /// Whether the body is to be sent from ``bodyFile`` (``HTTPCache/openBodyFile(of:)``).
-    package var hasBodyFile: Bool { bodyFile != nil }
-    /// The bytes of ``bodyFile`` to send, when only a range of it is (a 206); the whole file
-    /// when `nil`.
-    package var bodyRange: Range<Int>? = nil
     /// For a fresh answer from the store: the terms on which the same request may get it again
     /// (see ``RepeatableAnswer``).
     package var repeatable: RepeatableAnswer? = nil
+
+    /// Where a response's body is: one of three, never a mix.
+    enum Content: Sendable {
+        /// In memory (empty for HEAD and 304).
+        case bytes(Data)
+        /// Bytes `range` of a stored entry's body file, to be sent from the file without being
+        /// read; only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
+        case storedFile(CacheEntry, range: Range<Int>)
+        /// Still arriving from the origin.
+        case arriving(BodyBroadcast)
+    }
+
+    init(head: HTTPResponse, content: Content, cacheStatus: CacheStatus, url: URL) {
+        self.head = head
+        self.content = content
+        self.cacheStatus = cacheStatus
+        self.url = url
+    }
+
+    init(head: HTTPResponse, body: Data, cacheStatus: CacheStatus, url: URL) {
+        self.init(head: head, content: .bytes(body), cacheStatus: cacheStatus, url: url)
+    }
+
+    /// The body (empty for HEAD and 304). A response from ``HTTPCache/response(for:body:mode:followRedirects:)``
+    /// always has it in memory.
+    public var body: Data {
+        get {
+            if case .bytes(let body) = content { return body }
+            return Data()
+        }
+        set { content = .bytes(newValue) }
+    }
+
+    /// Whether the body is to be sent from a stored entry's file (``HTTPCache/openBodyFile(of:)``).
+    package var hasBodyFile: Bool { storedFile != nil }
+
+    /// The stored entry whose file holds the body, and the bytes of it to send.
+    package var storedFile: (entry: CacheEntry, range: Range<Int>)? {
+        if case .storedFile(let entry, let range) = content { return (entry, range) }
+        return nil
+    }
 
     /// Whether the response came from the cache without contacting the origin.
     public var isFromCache: Bool { cacheStatus.hit }

@@ -21,7 +21,7 @@ extension HTTPCache {
     /// none, or when the file is no longer usable (removed, or not verified whole): then ask the
     /// engine again, which reads and checks it.
     package func openBodyFile(of response: CacheResponse) -> OpenedBodyFile? {
-        response.bodyFile.flatMap(openBodyFile(of:))
+        response.storedFile.flatMap { openBodyFile(of: $0.entry) }
     }
 
     /// The body file of the entry a repeatable answer was made from, opened; `nil` when it is no

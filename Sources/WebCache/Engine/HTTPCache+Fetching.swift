@@ -96,7 +96,7 @@ extension HTTPCache {
             completeInBackground(request, key: key, url: url, after: result.body)
         }
         let arriving = request.method == .head ? nil : result.body
-        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: arriving)
+        return CacheResponse(head: head, content: arriving.map { .arriving($0) } ?? .bytes(Data()), cacheStatus: status, url: url)
     }
 
     /// Sends a request and returns once the head is in; a task pumps the body into a broadcast

@@ -171,7 +171,7 @@ extension HTTPCache {
             cache: configuration.cacheName, forward: .partial, forwardStatus: head.status.code, stored: plan.storing != nil)
         clientHead.headerFields = MessageFields.removingHopByHop(clientHead.headerFields)
         clientHead.headerFields.appendCacheStatus(status)
-        return CacheResponse(head: clientHead, body: Data(), cacheStatus: status, url: url, arriving: body)
+        return CacheResponse(head: clientHead, content: .arriving(body), cacheStatus: status, url: url)
     }
 
     /// A range of a body still arriving: when a full GET of the same URL is under way and its
@@ -198,7 +198,7 @@ extension HTTPCache {
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head = rules.partialHead(head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
         head.headerFields.appendCacheStatus(status)
-        return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url, arriving: fetch.body.slice(pieces[0]))
+        return CacheResponse(head: head, content: .arriving(fetch.body.slice(pieces[0])), cacheStatus: status, url: url)
     }
 
     /// How far past the bytes that have arrived a range of a body still arriving may start and

@@ -45,7 +45,7 @@ extension HTTPCache {
         validUntil = validUntil.addingTimeInterval(-0.001)
         guard validUntil > now else { return nil }
         return RepeatableAnswer(
-            entry: entry, bytesFromCache: response.bodyFile != nil ? entry.bodySize : response.body.count,
+            entry: entry, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
             storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
     }
 }

@@ -127,7 +127,7 @@ extension HTTPCache {
             guard var response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
-            if mode == .default, let storeRevision, response.bodyRange == nil {
+            if mode == .default, let storeRevision, response.storedFile.map({ $0.range == 0..<entry.bodySize }) ?? true {
                 response.repeatable = repeatability(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
             }
             return .answer(response)

@@ -27,8 +27,8 @@ extension HTTPCache {
     /// `nil` when the body turns out unusable (corrupt, vanished): the caller treats it as a miss.
     ///
     /// With `bodyFilesFrom`, a body (or single range) of at least that many bytes in a file the
-    /// store has verified is not read: the response names the entry in `bodyFile` (and the
-    /// bytes in `bodyRange`) instead.
+    /// store has verified is not read: the response's content names the entry and the bytes
+    /// instead (``CacheResponse/Content/storedFile(_:range:)``).
     func serveStored(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
         status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil
@@ -101,12 +101,8 @@ extension HTTPCache {
             count { $0.hits += 1; $0.bytesFromCache += bytes }
         }
         store.recordAccess(entry, at: now, appExpiry: slidingExpiry(of: entry, url: url, policy: policy, now: now))
-        var response = CacheResponse(head: head, body: body, cacheStatus: status, url: url)
-        if sendsFile {
-            response.bodyFile = entry
-            if sentRange != 0..<entry.bodySize { response.bodyRange = sentRange }
-        }
-        return response
+        return CacheResponse(
+            head: head, content: sendsFile ? .storedFile(entry, range: sentRange) : .bytes(body), cacheStatus: status, url: url)
     }
 
     /// The app-set expiry a use of `entry` at `now` moves on to, under a lifetime rule with

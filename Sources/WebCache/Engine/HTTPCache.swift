@@ -118,16 +118,20 @@ public final class HTTPCache: Sendable {
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, interim: InterimResponseHandler? = nil
     ) async throws -> StreamingCacheResponse {
         let response = try await respond(to: request, body: body, mode: mode, interim: interim)
-        let stream = ResponseBodyStream(source: response.arriving.map { .arriving($0) } ?? .complete(response.body))
+        let stream: ResponseBodyStream
+        switch response.content {
+        case .arriving(let broadcast): stream = ResponseBodyStream(source: .arriving(broadcast))
+        case .bytes(let body): stream = ResponseBodyStream(source: .complete(body))
+        case .storedFile: stream = ResponseBodyStream(source: .complete(Data()))  // never: only asked for by storedResponse(for:…)
+        }
         return StreamingCacheResponse(head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)
     }
 
     /// Waits for a body still arriving from the origin.
     private func collectBody(of response: inout CacheResponse) async throws {
-        guard let arriving = response.arriving else { return }
+        guard case .arriving(let arriving) = response.content else { return }
         do {
-            response.body = try await arriving.collect()
-            response.arriving = nil
+            response.content = .bytes(try await arriving.collect())
         } catch let error as OriginError where error.kind == .unreachable {
             throw CacheError(.offlineMiss, "\(response.url.absoluteString): the origin stopped answering", cause: error)
         } catch {

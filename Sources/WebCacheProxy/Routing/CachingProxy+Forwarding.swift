@@ -76,12 +76,10 @@ extension CachingProxy {
     func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
         var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
-        if response.hasBodyFile {
+        if let stored = response.storedFile {
             guard var file = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
-            if let range = response.bodyRange {
-                file.offset = range.lowerBound
-                file.size = range.count
-            }
+            file.offset = stored.range.lowerBound
+            file.size = stored.range.count
             outgoing.file = file
         }
         outgoing.repeatable = response.repeatable
