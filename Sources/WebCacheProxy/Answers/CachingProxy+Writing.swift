@@ -16,7 +16,7 @@ extension CachingProxy {
     /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
     /// that fails half-way closes the connection, so the client sees it was cut short.
     func write(_ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod) async {
-        if response.body.completeBody != nil {
+        guard case .arriving(let stream) = response.body else {
             channel.eventLoop.execute { [self] in
                 send(encode(response, allocator: channel.allocator, persistence: persistence, method: method), to: channel, flush: true)
             }
@@ -29,7 +29,7 @@ extension CachingProxy {
         do {
             try await channel.writeAndFlush(head)
             if case .none = framing {} else {
-                for try await chunk in response.body where !chunk.isEmpty {
+                for try await chunk in stream where !chunk.isEmpty {
                     var buffer = ByteBuffer()
                     if framing == .chunked { buffer.writeChunk(chunk) } else { buffer.writeBytes(chunk) }
                     try await channel.writeAndFlush(buffer)
@@ -49,35 +49,41 @@ extension CachingProxy {
     ) -> EncodedAnswer {
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
-        let body = response.body.completeBody ?? Data()
-        var file = response.file
-        if case .length = framing {} else {
-            try? file?.handle.close()
-            file = nil
+        let sendsBody = if case .length = framing { true } else { false }
+        switch response.body {
+        case .file(let file) where sendsBody:
+            var head = allocator.buffer(capacity: 512)
+            head.writeResponseHead(response.head, framing: framing, persistence: persistence)
+            return .headThenFile(head, file)
+        case .file(let file):
+            try? file.handle.close()
+        case .whole, .arriving:
+            break
         }
-        let inline = file == nil && framing != .none(contentLength: nil)
-        var buffer = allocator.buffer(capacity: 512 + (inline ? body.count : 0))
+        let body = if case .whole(let data) = response.body, sendsBody { data } else { Data() }
+        var buffer = allocator.buffer(capacity: 512 + body.count)
         buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
-        if inline, case .length = framing { buffer.writeBytes(body) }
-        return EncodedAnswer(bytes: buffer, file: file)
+        buffer.writeBytes(body)
+        return .bytes(buffer)
     }
 
     /// Writes an encoded answer (and its body file), and flushes unless the caller flushes
     /// later; the future completes once it is written, the file closed.
     @discardableResult
     func send(_ answer: EncodedAnswer, to channel: any Channel, flush: Bool) -> EventLoopFuture<Void> {
-        if let wireFile = answer.wireFile {
-            let handle = wireFile.borrowHandle()
-            let written = channel.write(IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
-            written.whenComplete { _ in wireFile.release(handle) }
-            if flush { channel.flush() }
-            return written
-        }
-        var written = channel.write(answer.bytes)
-        if let file = answer.file {
+        let written: EventLoopFuture<Void>
+        switch answer {
+        case .bytes(let bytes):
+            written = channel.write(bytes)
+        case .headThenFile(let head, let file):
+            channel.write(head, promise: nil)
             let region = FileRegion(fileHandle: file.handle, readerIndex: file.offset, endIndex: file.offset + file.size)
             written = channel.write(IOData.fileRegion(region))
             written.whenComplete { _ in try? file.handle.close() }
+        case .wholeFile(let wireFile):
+            let handle = wireFile.borrowHandle()
+            written = channel.write(IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
+            written.whenComplete { _ in wireFile.release(handle) }
         }
         if flush { channel.flush() }
         return written
@@ -92,8 +98,11 @@ extension CachingProxy {
             if code < 200 || code == 204 { return .none(contentLength: nil) }
             return .none(contentLength: response.head.headerFields[.contentLength] ?? (code == 304 ? nil : "0"))
         }
-        if let file = response.file { return .length(file.size) }
-        if let complete = response.body.completeBody { return .length(complete.count) }
+        switch response.body {
+        case .file(let file): return .length(file.size)
+        case .whole(let body): return .length(body.count)
+        case .arriving: break
+        }
         if let declared = response.head.headerFields[.contentLength], let length = Int(declared), length >= 0 { return .length(length) }
         return .chunked
     }

@@ -14,17 +14,36 @@ import Foundation
 /// A response on its way to the client.
 package struct ProxyResponse: Sendable {
     package var head: HTTPResponse
-    var body: ResponseBodyStream
-    /// A stored body sent straight from its file (`sendfile`) instead of ``body``.
-    var file: StoredBodyFile?
+    var body: Body
     /// For a fresh answer from the store: the engine's terms for sending it again.
     var repeatable: RepeatableAnswer?
+
+    /// Where the body is: one of three, never a mix.
+    enum Body: Sendable {
+        /// Whole, in memory (empty for HEAD, 304 and the like).
+        case whole(Data)
+        /// Still arriving from the origin.
+        case arriving(ResponseBodyStream)
+        /// A stored body sent straight from its file (`sendfile`).
+        case file(StoredBodyFile)
+
+        /// The engine's stream as a body: whole when it is already whole.
+        init(_ stream: ResponseBodyStream) {
+            self = stream.completeBody.map { .whole($0) } ?? .arriving(stream)
+        }
+
+        /// Whether the body can be written in one go (it is not still arriving).
+        var isWhole: Bool {
+            if case .arriving = self { return false }
+            return true
+        }
+    }
 
     static func error(_ status: Int, _ message: String) -> ProxyResponse {
         var head = HTTPResponse(status: .init(code: status))
         head.headerFields[.contentType] = "text/plain; charset=utf-8"
         head.headerFields[.cacheControl] = "no-store"
-        return ProxyResponse(head: head, body: ResponseBodyStream(Data((message + "\n").utf8)))
+        return ProxyResponse(head: head, body: .whole(Data((message + "\n").utf8)))
     }
 }
 
@@ -50,11 +69,12 @@ struct StoredBodyFile: Sendable {
     }
 }
 
-/// A whole answer as it goes on the wire: the head, with the body unless that goes from a file;
-/// or, for a repeated answer, one file holding both.
-struct EncodedAnswer: Sendable {
-    var bytes: ByteBuffer
-    var file: StoredBodyFile? = nil
-    /// Head and body together; when set, ``bytes`` and ``file`` are not sent.
-    var wireFile: WireFile? = nil
+/// A whole answer as it goes on the wire: one of three.
+enum EncodedAnswer: Sendable {
+    /// Head and body, in memory.
+    case bytes(ByteBuffer)
+    /// The head, then bytes of a stored body from its file.
+    case headThenFile(ByteBuffer, StoredBodyFile)
+    /// Head and body in one file (a repeated answer, ``WireFile``).
+    case wholeFile(WireFile)
 }

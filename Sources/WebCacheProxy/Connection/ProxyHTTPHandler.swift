@@ -178,7 +178,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false, tunnel: tunnel)
         let allocator = context.channel.allocator
         switch routing {
-        case .answered(let response) where response.body.completeBody != nil:
+        case .answered(let response) where response.body.isWhole:
             finish(proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method), context: context, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:

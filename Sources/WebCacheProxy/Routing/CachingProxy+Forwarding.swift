@@ -34,7 +34,7 @@ extension CachingProxy {
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
-            return .answered(ProxyResponse(head: response, body: ResponseBodyStream(Data(metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
+            return .answered(ProxyResponse(head: response, body: .whole(Data(metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
         }
         guard let method = HTTPRequest.Method(head.method.token) else { return .answered(.error(400, "invalid method")) }
         let target: URL
@@ -75,12 +75,12 @@ extension CachingProxy {
     /// the answer is left to the engine, which reads the body and handles a broken entry.
     func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
-        var outgoing = outgoing(response.head, body: ResponseBodyStream(response.body))
+        var outgoing = outgoing(response.head, body: .whole(response.body))
         if let stored = response.storedFile {
             guard var file = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
             file.offset = stored.range.lowerBound
             file.size = stored.range.count
-            outgoing.file = file
+            outgoing.body = .file(file)
         }
         outgoing.repeatable = response.repeatable
         return outgoing
@@ -93,18 +93,18 @@ extension CachingProxy {
         let encoded: EncodedAnswer
         switch answer.wire {
         case .buffer(let bytes):
-            encoded = EncodedAnswer(bytes: bytes)
+            encoded = .bytes(bytes)
         case .headThenEntryFile(let responseHead):
-            encoded = EncodedAnswer(bytes: responseHead, file: cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init))
-            if encoded.file == nil {
+            guard let file = cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init) else {
                 answers.forget(identity)
                 return nil
             }
+            encoded = .headThenFile(responseHead, file)
         case .wholeFile(let file):
-            encoded = EncodedAnswer(bytes: ByteBuffer(), wireFile: file)
+            encoded = .wholeFile(file)
         }
         guard cache.repeatAnswer(answer.terms) else {
-            try? encoded.file?.handle.close()
+            if case .headThenFile(_, let file) = encoded { try? file.handle.close() }
             answers.forget(identity)
             return nil
         }
@@ -117,14 +117,20 @@ extension CachingProxy {
     /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each repeat.
     func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: RepeatedAnswers) {
-        guard let terms = response.repeatable, encoded.file?.offset ?? 0 == 0, answers.admits(identity) else { return }
+        guard let terms = response.repeatable else { return }
         let wire: RepeatedAnswer.Wire
-        if let file = encoded.file {
-            let whole = encoded.bytes.readableBytes + file.size <= RepeatedAnswers.largestWireFile
-                ? WireFile.make(head: encoded.bytes, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
-            wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(encoded.bytes)
-        } else {
-            wire = .buffer(encoded.bytes)
+        switch encoded {
+        case .bytes(let bytes):
+            guard answers.admits(identity) else { return }
+            wire = .buffer(bytes)
+        case .headThenFile(let head, let file):
+            // Only a whole body: a range of it (a 206) is not repeated from the entry's file.
+            guard file.offset == 0, answers.admits(identity) else { return }
+            let whole = head.readableBytes + file.size <= RepeatedAnswers.largestWireFile
+                ? WireFile.make(head: head, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
+            wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
+        case .wholeFile:
+            return
         }
         answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: identity)
     }
@@ -135,7 +141,7 @@ extension CachingProxy {
         if let host = request.url?.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
             let response = try await cache.streamingResponse(for: request, body: body, interim: interim)
-            return outgoing(response.head, body: response.body)
+            return outgoing(response.head, body: ProxyResponse.Body(response.body))
         } catch let error as CacheError {
             switch error.kind {
             case .offlineMiss: return .error(504, "the origin is unreachable: \(error.message)")
@@ -147,7 +153,7 @@ extension CachingProxy {
         }
     }
 
-    private func outgoing(_ head: HTTPResponse, body: ResponseBodyStream) -> ProxyResponse {
+    private func outgoing(_ head: HTTPResponse, body: ProxyResponse.Body) -> ProxyResponse {
         var head = head
         head.headerFields[.via] = appendingVia(head.headerFields[.via], version: .http1_1)
         return ProxyResponse(head: head, body: body)
