@@ -6,7 +6,7 @@ import WebCacheTestSupport
 
 @Suite("Concurrent readers and writers")
 struct ConcurrencyTests {
-    @Test("many tasks read and write at once; every read sees a whole body")
+    @Test("many tasks read and write at once; every read sees a whole body, never a torn one")
     func readersAndWriters() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory, memory: 256 << 10))
@@ -34,7 +34,11 @@ struct ConcurrencyTests {
                                     #expect([3000, 30_000].contains(body.count))
                                     reads += 1
                                 } catch let error as StoreError where error.code == .corruptBody || error.code == .ioFailure {
-                                    // The entry was replaced between lookup and read: a miss.
+                                    // The entry was replaced between lookup and read: its file is gone
+                                    // (or its row), a miss. A body of the wrong length or checksum would
+                                    // be a torn read: that must never happen.
+                                    let inner = (error.cause as? StoreError)?.code
+                                    #expect(inner == nil || inner == .ioFailure, "a torn read: \(error)")
                                 }
                             }
                         }
