@@ -71,6 +71,33 @@ struct RecoveryTests {
         }
     }
 
+    @Test("a spill file is gone once made; one a crash left behind (named) is removed on open")
+    func spillFiles() async throws {
+        try await TemporaryDirectory.with { directory in
+            let (_, file) = try storeOne(directory)
+            let store = try CacheStore(configuration: .test(directory))
+            let spill = try store.makeSpillFile()
+            let offset = try spill.append(Data("spilled bytes".utf8))
+            #expect(try spill.contents.read(offset: offset, count: 13) == Data("spilled bytes".utf8))
+            // Unnamed as soon as made: nothing in the directory but the body.
+            #expect(bodyFiles(in: directory) == [file])
+            let folder = file.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("spill")
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            #expect(names.isEmpty)
+            withExtendedLifetime(spill) {}
+        }
+        // A crash between making one and unlinking it leaves it named: the next open removes it.
+        try await TemporaryDirectory.with { directory in
+            let (_, file) = try storeOne(directory)
+            let folder = file.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("spill")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("left by a crash".utf8).write(to: folder.appendingPathComponent("1234.spill"))
+            _ = try CacheStore(configuration: .test(directory))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+            #expect(bodyFiles(in: directory) == [file])
+        }
+    }
+
     @Test("a process that is not alone in the directory leaves others' temporary files alone")
     func notAlone() async throws {
         try await TemporaryDirectory.with { directory in
