@@ -14,7 +14,7 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "https-load",
         abstract: "Drive HTTPS requests at a TLS server, directly or through a proxy's CONNECT, and print the figures as JSON.",
-        discussion: "scripts/bench-https.sh runs it; see benchmarks/https/README.md.")
+        discussion: "scripts/bench-https.sh runs it; its results are in the README (HTTPS interception, speed).")
 
     @Option(help: "The TLS server, HOST:PORT (the origin, when --proxy is given).")
     var target: String?
