@@ -4,15 +4,6 @@ import HTTPTypes
 import WebCacheStore
 import WebCacheTestSupport
 
-/// A clock tests move by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Fixtures.epoch
-
-    var now: Date { lock.withLock { current } }
-    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
-}
-
 extension CacheStore.Configuration {
     static func test(_ directory: URL, namespace: String = "default", clock: TestClock? = nil, memory: Int = 1 << 20, disk: Int = 64 << 20) -> Self {
         var configuration = CacheStore.Configuration(

@@ -5,19 +5,11 @@ import WebCache
 import WebCacheStore
 import WebCacheTestSupport
 
-/// A clock tests move by hand.
-final class ManualClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_763_700_000)
-    var now: Date { lock.withLock { current } }
-    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
-}
-
 /// An origin, a cache in a temporary directory and a clock; `run` tears all of it down.
 struct EngineHarness {
     let origin: TestOrigin
     let cache: HTTPCache
-    let clock: ManualClock
+    let clock: TestClock
     let network: AsyncHTTPClientOrigin
     let directory: URL
 
@@ -29,7 +21,7 @@ struct EngineHarness {
         let origin = TestOrigin()
         try await origin.start()
         let directory = try TemporaryDirectory()
-        let clock = ManualClock()
+        let clock = TestClock()
         let network = AsyncHTTPClientOrigin(connectTimeout: connectTimeout, timeout: .seconds(10))
         var configuration = HTTPCache.Configuration(
             store: CacheStore.Configuration(directory: directory.url), rules: rules, policy: policy, now: { clock.now })

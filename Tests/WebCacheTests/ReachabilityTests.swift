@@ -38,11 +38,11 @@ final class ScriptedOrigin: OriginFetching, @unchecked Sendable {
 struct ReachabilityTests {
     /// A cache over a scripted origin, with a hand-moved clock.
     static func run(
-        policy: CachePolicy = .init(), _ body: (HTTPCache, ScriptedOrigin, ManualClock, URL) async throws -> Void
+        policy: CachePolicy = .init(), _ body: (HTTPCache, ScriptedOrigin, TestClock, URL) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let clock = ManualClock()
+        let clock = TestClock()
         let origin = ScriptedOrigin()
         let configuration = HTTPCache.Configuration(
             store: CacheStore.Configuration(directory: directory.url), policy: policy, now: { clock.now })
