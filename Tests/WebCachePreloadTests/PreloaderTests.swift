@@ -124,22 +124,21 @@ struct PreloaderTests {
 
     @Test("a missing resource makes the page incomplete, with the reason")
     func missingResource() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page.html") { _ in
-            TestOrigin.Response(
-                headers: [("Content-Type", "text/html"), ("Cache-Control", "max-age=600")],
-                body: Data("<link rel=stylesheet href=/ok.css><img src=/missing.png>".utf8))
-        }
-        origin.route("/ok.css") { _ in .text("a { background: url(gone.svg) }", headers: [("Content-Type", "text/css"), ("Cache-Control", "max-age=600")]) }
-        try await Self.withCache { cache, _ in
-            let report = await Preloader(cache: cache).preload(pages: [origin.url("/page.html")])[0]
-            #expect(!report.isComplete)
-            #expect(Set(report.failures.map(\.url.path)) == ["/missing.png", "/gone.svg"])
-            #expect(report.failures.allSatisfy { $0.failure == "HTTP 404" })
-            let manifest = try cache.store.manifest(named: origin.url("/page.html").absoluteString)
-            #expect(manifest?.isComplete == false)
+        try await TestOrigin.with { origin in
+            origin.route("/page.html") { _ in
+                TestOrigin.Response(
+                    headers: [("Content-Type", "text/html"), ("Cache-Control", "max-age=600")],
+                    body: Data("<link rel=stylesheet href=/ok.css><img src=/missing.png>".utf8))
+            }
+            origin.route("/ok.css") { _ in .text("a { background: url(gone.svg) }", headers: [("Content-Type", "text/css"), ("Cache-Control", "max-age=600")]) }
+            try await Self.withCache { cache, _ in
+                let report = await Preloader(cache: cache).preload(pages: [origin.url("/page.html")])[0]
+                #expect(!report.isComplete)
+                #expect(Set(report.failures.map(\.url.path)) == ["/missing.png", "/gone.svg"])
+                #expect(report.failures.allSatisfy { $0.failure == "HTTP 404" })
+                let manifest = try cache.store.manifest(named: origin.url("/page.html").absoluteString)
+                #expect(manifest?.isComplete == false)
+            }
         }
     }
 

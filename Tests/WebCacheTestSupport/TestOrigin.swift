@@ -86,6 +86,23 @@ public final class TestOrigin: @unchecked Sendable {
     }
 
     /// Starts listening on 127.0.0.1 on a free port.
+    /// Runs `body` with a started origin (HTTPS with `tls`), and stops it when `body` is done
+    /// or throws: the teardown is awaited, never left to a task.
+    public static func with<Result: Sendable>(
+        tls: TestTLS? = nil, _ body: (TestOrigin) async throws -> Result
+    ) async throws -> Result {
+        let origin = TestOrigin(tls: tls)
+        try await origin.start()
+        do {
+            let result = try await body(origin)
+            try await origin.stop()
+            return result
+        } catch {
+            try? await origin.stop()
+            throw error
+        }
+    }
+
     public func start() async throws {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)

@@ -32,28 +32,27 @@ struct CommandLineTLSTests {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let tls = try TestTLS()
-        let origin = TestOrigin(tls: tls)
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/secure") { _ in .text("over TLS", headers: [("Cache-Control", "max-age=600")]) }
-        let authorityFile = try tls.writeAuthority(into: temporary.url)
-        let cache = temporary.url.appendingPathComponent("cache").path
-        let url = origin.url("/secure").absoluteString
+        try await TestOrigin.with(tls: tls) { origin in
+            origin.route("/secure") { _ in .text("over TLS", headers: [("Cache-Control", "max-age=600")]) }
+            let authorityFile = try tls.writeAuthority(into: temporary.url)
+            let cache = temporary.url.appendingPathComponent("cache").path
+            let url = origin.url("/secure").absoluteString
 
-        let untrusted = try WebCacheProcess.run(["get", url, "--cache-dir", cache])
-        #expect(untrusted.status == 69)
-        #expect(untrusted.error.contains("failed TLS verification"), "\(untrusted.error)")
-        let trusted = try WebCacheProcess.run(["get", url, "--cache-dir", cache, "--cacert", authorityFile])
-        #expect(trusted.status == 0)
-        #expect(trusted.output.contains("over TLS"))
+            let untrusted = try WebCacheProcess.run(["get", url, "--cache-dir", cache])
+            #expect(untrusted.status == 69)
+            #expect(untrusted.error.contains("failed TLS verification"), "\(untrusted.error)")
+            let trusted = try WebCacheProcess.run(["get", url, "--cache-dir", cache, "--cacert", authorityFile])
+            #expect(trusted.status == 0)
+            #expect(trusted.output.contains("over TLS"))
 
-        let config = temporary.url.appendingPathComponent("webcache.yaml")
-        try "cacert: origin-ca.pem\n".write(to: config, atomically: true, encoding: .utf8)
-        let configured = try WebCacheProcess.run(["get", url, "--cache-dir", cache + "-2", "--config", config.path])
-        #expect(configured.status == 0)
+            let config = temporary.url.appendingPathComponent("webcache.yaml")
+            try "cacert: origin-ca.pem\n".write(to: config, atomically: true, encoding: .utf8)
+            let configured = try WebCacheProcess.run(["get", url, "--cache-dir", cache + "-2", "--config", config.path])
+            #expect(configured.status == 0)
 
-        let missing = try WebCacheProcess.run(["get", url, "--cache-dir", cache, "--cacert", "/nonexistent.pem"])
-        #expect(missing.status == 64)
-        #expect(missing.error.contains("/nonexistent.pem"))
+            let missing = try WebCacheProcess.run(["get", url, "--cache-dir", cache, "--cacert", "/nonexistent.pem"])
+            #expect(missing.status == 64)
+            #expect(missing.error.contains("/nonexistent.pem"))
+        }
     }
 }

@@ -28,15 +28,14 @@ struct PreloadCommandLineTests {
         let unknown = try WebCacheProcess.run(["rm", "--page", "http://127.0.0.1:1/nothing"] + dir)
         #expect(unknown.status == 64)
 
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/broken.html") { _ in
-            TestOrigin.Response(headers: [("Content-Type", "text/html")], body: Data("<img src=/nope.png>".utf8))
+        try await TestOrigin.with { origin in
+            origin.route("/broken.html") { _ in
+                TestOrigin.Response(headers: [("Content-Type", "text/html")], body: Data("<img src=/nope.png>".utf8))
+            }
+            let broken = try WebCacheProcess.run(["preload", origin.url("/broken.html").absoluteString] + dir)
+            #expect(broken.status == 69)
+            #expect(broken.output.contains("incomplete") && broken.output.contains("nope.png: HTTP 404"))
         }
-        let broken = try WebCacheProcess.run(["preload", origin.url("/broken.html").absoluteString] + dir)
-        #expect(broken.status == 69)
-        #expect(broken.output.contains("incomplete") && broken.output.contains("nope.png: HTTP 404"))
     }
 
     @Test("demo tells the whole story and every resource comes back from the cache")

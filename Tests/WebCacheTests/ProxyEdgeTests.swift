@@ -6,13 +6,12 @@ import WebCacheTestSupport
 @Suite("The proxy at the edges of HTTP/1.1 (RFC 9112, RFC 9110)", .serialized)
 struct ProxyEdgeTests {
     static func withOrigin(_ body: (TestOrigin, Int) async throws -> Void) async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
-        origin.route("/b") { _ in .text("second", headers: [("Cache-Control", "max-age=60")]) }
-        origin.route("/upload") { request in .text("got \(request.body.count) bytes") }
-        try await ProxyTests.withProxy(origin) { port, _ in try await body(origin, port) }
+        try await TestOrigin.with { origin in
+            origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+            origin.route("/b") { _ in .text("second", headers: [("Cache-Control", "max-age=60")]) }
+            origin.route("/upload") { request in .text("got \(request.body.count) bytes") }
+            try await ProxyTests.withProxy(origin) { port, _ in try await body(origin, port) }
+        }
     }
 
     static func responses(in text: String) -> [String] {
@@ -88,48 +87,46 @@ struct ProxyEdgeTests {
 
     @Test("a client that stops reading a large miss is let go after the idle timeout; the store is still filled")
     func clientStopsReading() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        let big = Data(repeating: 0x61, count: 8 << 20)
-        origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: big) }
-        try await ProxyTests.withProxy(origin, configure: { $0.idleTimeout = .seconds(1) }) { port, _ in
-            let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
-            defer { RawHTTPClient.close(connection) }
-            try await Task.sleep(for: .milliseconds(2500))
-            // Asked on a connection of its own, which is then the only one open.
-            let metrics = try await RawHTTPClient.exchange(port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            #expect(metrics.contains("webcache_proxy_connections_open 1.0"), "the proxy still holds the connection of a client that stopped reading")
-            #expect(RawHTTPClient.drainsToClose(connection, timeout: 3))
-            let again = try await RawHTTPClient.exchange(port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            #expect(again.contains("Cache-Status: WebCache; hit"))
-            #expect(origin.count("/big") == 1)
+        try await TestOrigin.with { origin in
+            let big = Data(repeating: 0x61, count: 8 << 20)
+            origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: big) }
+            try await ProxyTests.withProxy(origin, configure: { $0.idleTimeout = .seconds(1) }) { port, _ in
+                let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                defer { RawHTTPClient.close(connection) }
+                try await Task.sleep(for: .milliseconds(2500))
+                // Asked on a connection of its own, which is then the only one open.
+                let metrics = try await RawHTTPClient.exchange(port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                #expect(metrics.contains("webcache_proxy_connections_open 1.0"), "the proxy still holds the connection of a client that stopped reading")
+                #expect(RawHTTPClient.drainsToClose(connection, timeout: 3))
+                let again = try await RawHTTPClient.exchange(port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                #expect(again.contains("Cache-Status: WebCache; hit"))
+                #expect(origin.count("/big") == 1)
+            }
         }
     }
 
     @Test("a request head trickled byte by byte gets 408 and the connection closes at the head timeout, though each byte resets the idle timeout")
     func slowHead() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/a") { _ in .text("first") }
-        try await ProxyTests.withProxy(origin, configure: { $0.requestHeadTimeout = .seconds(1) }) { port, _ in
-            let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHo")
-            defer { RawHTTPClient.close(connection) }
-            for byte in "st: x\r\nX-Slow: yes".map(String.init).prefix(10) {
-                try await Task.sleep(for: .milliseconds(250))
-                RawHTTPClient.sendMore(connection, byte)
+        try await TestOrigin.with { origin in
+            origin.route("/a") { _ in .text("first") }
+            try await ProxyTests.withProxy(origin, configure: { $0.requestHeadTimeout = .seconds(1) }) { port, _ in
+                let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHo")
+                defer { RawHTTPClient.close(connection) }
+                for byte in "st: x\r\nX-Slow: yes".map(String.init).prefix(10) {
+                    try await Task.sleep(for: .milliseconds(250))
+                    RawHTTPClient.sendMore(connection, byte)
+                }
+                let answer = RawHTTPClient.receiveUntilClosed(connection, timeout: 3)
+                #expect(answer?.hasPrefix("HTTP/1.1 408") == true, "\(answer ?? "still open")")
+                #expect(origin.count("/a") == 0)
+                // A keep-alive connection that is simply quiet between requests is not affected.
+                let quiet = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+                defer { RawHTTPClient.close(quiet) }
+                try await Task.sleep(for: .milliseconds(1500))
+                RawHTTPClient.sendMore(quiet, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let both = RawHTTPClient.receiveUntilClosed(quiet, timeout: 3) ?? ""
+                #expect(Self.responses(in: both) == ["200", "200"])
             }
-            let answer = RawHTTPClient.receiveUntilClosed(connection, timeout: 3)
-            #expect(answer?.hasPrefix("HTTP/1.1 408") == true, "\(answer ?? "still open")")
-            #expect(origin.count("/a") == 0)
-            // A keep-alive connection that is simply quiet between requests is not affected.
-            let quiet = try RawHTTPClient.sendWithoutReading(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
-            defer { RawHTTPClient.close(quiet) }
-            try await Task.sleep(for: .milliseconds(1500))
-            RawHTTPClient.sendMore(quiet, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let both = RawHTTPClient.receiveUntilClosed(quiet, timeout: 3) ?? ""
-            #expect(Self.responses(in: both) == ["200", "200"])
         }
     }
 

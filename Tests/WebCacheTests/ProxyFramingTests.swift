@@ -8,119 +8,114 @@ import WebCacheTestSupport
 struct ProxyFramingTests {
     @Test("pipelined requests are answered in order, a miss before the hits queued behind it; HEAD has no body")
     func pipelining() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in
-            var response = TestOrigin.Response.text("the page body", headers: [("Cache-Control", "max-age=600")])
-            response.delay = .milliseconds(200)
-            return response
-        }
-        try await ProxyTests.withProxy(origin) { port, _ in
-            let request = "GET /page HTTP/1.1\r\nHost: test\r\n\r\n"
-            let answer = try await RawHTTPClient.exchange(
-                port: port,
-                request + request + "HEAD /page HTTP/1.1\r\nHost: test\r\n\r\n" + "GET /page HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
-            let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
-            #expect(heads.count == 4, "\(answer)")
-            let statuses = heads.map { $0.firstLine(containing: "Cache-Status") ?? "" }
-            #expect(statuses.first?.contains("fwd=uri-miss") == true)
-            #expect(statuses.dropFirst().allSatisfy { $0.contains("hit") })
-            #expect(heads.map { $0.hasSuffix("the page body") } == [true, true, false, true])
-            #expect(heads.allSatisfy { $0.contains("Content-Length: 13\r\n") })
-            #expect(heads.last?.contains("Connection: close\r\n") == true)
-            #expect(origin.count("/page") == 1)
+        try await TestOrigin.with { origin in
+            origin.route("/page") { _ in
+                var response = TestOrigin.Response.text("the page body", headers: [("Cache-Control", "max-age=600")])
+                response.delay = .milliseconds(200)
+                return response
+            }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let request = "GET /page HTTP/1.1\r\nHost: test\r\n\r\n"
+                let answer = try await RawHTTPClient.exchange(
+                    port: port,
+                    request + request + "HEAD /page HTTP/1.1\r\nHost: test\r\n\r\n" + "GET /page HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
+                #expect(heads.count == 4, "\(answer)")
+                let statuses = heads.map { $0.firstLine(containing: "Cache-Status") ?? "" }
+                #expect(statuses.first?.contains("fwd=uri-miss") == true)
+                #expect(statuses.dropFirst().allSatisfy { $0.contains("hit") })
+                #expect(heads.map { $0.hasSuffix("the page body") } == [true, true, false, true])
+                #expect(heads.allSatisfy { $0.contains("Content-Length: 13\r\n") })
+                #expect(heads.last?.contains("Connection: close\r\n") == true)
+                #expect(origin.count("/page") == 1)
+            }
         }
     }
 
     @Test("a body the origin sends chunked streams chunked, and comes from the cache with its length")
     func chunkedBodies() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        origin.route("/chunked") { _ in
-            var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
-            response.chunked = true
-            response.pauseAfter = 100_000
-            response.pause = .milliseconds(100)
-            return response
-        }
-        try await ProxyTests.withProxy(origin) { port, client in
-            let first = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
-            #expect(first.headers.first(name: "Transfer-Encoding") == "chunked")
-            #expect(first.headers.first(name: "Content-Length") == nil)
-            let firstBody = try await first.body.collect(upTo: 1 << 20)
-            #expect(Data(firstBody.readableBytesView) == body)
-            let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
-            #expect(again.headers.first(name: "Content-Length") == "300000")
-            #expect(again.headers.first(name: "Transfer-Encoding") == nil)
-            let againBody = try await again.body.collect(upTo: 1 << 20)
-            #expect(Data(againBody.readableBytesView) == body)
-            #expect(origin.count("/chunked") == 1)
+        try await TestOrigin.with { origin in
+            let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            origin.route("/chunked") { _ in
+                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
+                response.chunked = true
+                response.pauseAfter = 100_000
+                response.pause = .milliseconds(100)
+                return response
+            }
+            try await ProxyTests.withProxy(origin) { port, client in
+                let first = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
+                #expect(first.headers.first(name: "Transfer-Encoding") == "chunked")
+                #expect(first.headers.first(name: "Content-Length") == nil)
+                let firstBody = try await first.body.collect(upTo: 1 << 20)
+                #expect(Data(firstBody.readableBytesView) == body)
+                let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
+                #expect(again.headers.first(name: "Content-Length") == "300000")
+                #expect(again.headers.first(name: "Transfer-Encoding") == nil)
+                let againBody = try await again.body.collect(upTo: 1 << 20)
+                #expect(Data(againBody.readableBytesView) == body)
+                #expect(origin.count("/chunked") == 1)
+            }
         }
     }
     @Test("large stored bodies go out from their files; a file cut short since is never sent")
     func bodiesFromFiles() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
-        origin.route("/large") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
-        try await TemporaryDirectory.with { directory in
-            try await ProxyTests.withProxy(origin, cacheDirectory: directory) { port, client in
-                let url = "http://127.0.0.1:\(port)/large"
-                for round in 0..<3 {  // miss, hit read and verified, hit sent from the file
-                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-                    #expect(response.headers.first(name: "Content-Length") == "200000")
-                    let received = try await response.body.collect(upTo: 1 << 20)
-                    #expect(Data(received.readableBytesView) == body, "round \(round)")
-                }
-                var head = HTTPClientRequest(url: url)
-                head.method = .HEAD
-                let headResponse = try await client.execute(head, timeout: .seconds(10))
-                #expect(headResponse.headers.first(name: "Content-Length") == "200000")
-                #expect(try await headResponse.body.collect(upTo: 1 << 20).readableBytes == 0)
-                #expect(origin.count("/large") == 1)
+        try await TestOrigin.with { origin in
+            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+            origin.route("/large") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
+            try await TemporaryDirectory.with { directory in
+                try await ProxyTests.withProxy(origin, cacheDirectory: directory) { port, client in
+                    let url = "http://127.0.0.1:\(port)/large"
+                    for round in 0..<3 {  // miss, hit read and verified, hit sent from the file
+                        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+                        #expect(response.headers.first(name: "Content-Length") == "200000")
+                        let received = try await response.body.collect(upTo: 1 << 20)
+                        #expect(Data(received.readableBytesView) == body, "round \(round)")
+                    }
+                    var head = HTTPClientRequest(url: url)
+                    head.method = .HEAD
+                    let headResponse = try await client.execute(head, timeout: .seconds(10))
+                    #expect(headResponse.headers.first(name: "Content-Length") == "200000")
+                    #expect(try await headResponse.body.collect(upTo: 1 << 20).readableBytes == 0)
+                    #expect(origin.count("/large") == 1)
 
-                let file = try #require(bodyFiles(in: directory).first)
-                let handle = try FileHandle(forWritingTo: file)
-                try handle.truncate(atOffset: 1_000)
-                try handle.close()
-                let afterDamage = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-                let received = try await afterDamage.body.collect(upTo: 1 << 20)
-                // From the verified copy in memory, or fetched again: never the short file.
-                #expect(Data(received.readableBytesView) == body)
+                    let file = try #require(bodyFiles(in: directory).first)
+                    let handle = try FileHandle(forWritingTo: file)
+                    try handle.truncate(atOffset: 1_000)
+                    try handle.close()
+                    let afterDamage = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+                    let received = try await afterDamage.body.collect(upTo: 1 << 20)
+                    // From the verified copy in memory, or fetched again: never the short file.
+                    #expect(Data(received.readableBytesView) == body)
+                }
             }
         }
     }
     @Test("in reverse mode an absolute-form target goes to the upstream, never to the host it names")
     func absoluteFormInReverseMode() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { request in .text("upstream page \(request.target)", headers: [("Cache-Control", "max-age=600")]) }
-        try await ProxyTests.withProxy(origin) { port, _ in
-            let answer = try await RawHTTPClient.exchange(
-                port: port, "GET http://elsewhere.invalid/page?x=1 HTTP/1.1\r\nHost: elsewhere.invalid\r\nConnection: close\r\n\r\n")
-            #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
-            #expect(answer.hasSuffix("upstream page /page?x=1"))
-            #expect(origin.count("/page") == 1)
+        try await TestOrigin.with { origin in
+            origin.route("/page") { request in .text("upstream page \(request.target)", headers: [("Cache-Control", "max-age=600")]) }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let answer = try await RawHTTPClient.exchange(
+                    port: port, "GET http://elsewhere.invalid/page?x=1 HTTP/1.1\r\nHost: elsewhere.invalid\r\nConnection: close\r\n\r\n")
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
+                #expect(answer.hasSuffix("upstream page /page?x=1"))
+                #expect(origin.count("/page") == 1)
+            }
         }
     }
     @Test("an HTTP/1.0 client that asks for keep-alive is told so; one that does not is closed")
     func http10KeepAlive() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("old client", headers: [("Cache-Control", "max-age=600")]) }
-        try await ProxyTests.withProxy(origin) { port, _ in
-            let answer = try await RawHTTPClient.exchange(
-                port: port, "GET /page HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /page HTTP/1.0\r\n\r\n")
-            let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
-            #expect(heads.count == 2, "\(answer)")
-            #expect(heads.first?.contains("Connection: keep-alive\r\n") == true)
-            #expect(heads.last?.contains("Connection: close\r\n") == true)
+        try await TestOrigin.with { origin in
+            origin.route("/page") { _ in .text("old client", headers: [("Cache-Control", "max-age=600")]) }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let answer = try await RawHTTPClient.exchange(
+                    port: port, "GET /page HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /page HTTP/1.0\r\n\r\n")
+                let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
+                #expect(heads.count == 2, "\(answer)")
+                #expect(heads.first?.contains("Connection: keep-alive\r\n") == true)
+                #expect(heads.last?.contains("Connection: close\r\n") == true)
+            }
         }
     }
 }

@@ -63,52 +63,50 @@ struct ProxyInterceptionTests {
     @Test("a hit is served over TLS from the cache without reaching the origin; revalidation goes upstream over verified TLS")
     func hitsAndRevalidation() async throws {
         let originTLS = try TestTLS()
-        let origin = TestOrigin(tls: originTLS)
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("secure page", headers: [("Cache-Control", "max-age=600")]) }
-        origin.route("/_webcache/metrics") { _ in .text("the origin's own page") }
-        origin.route("/news") { request in
-            if request.headers.first(where: { $0.0.lowercased() == "if-none-match" })?.1 == "\"v1\"" {
-                return TestOrigin.Response(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")])
+        try await TestOrigin.with(tls: originTLS) { origin in
+            origin.route("/page") { _ in .text("secure page", headers: [("Cache-Control", "max-age=600")]) }
+            origin.route("/_webcache/metrics") { _ in .text("the origin's own page") }
+            origin.route("/news") { request in
+                if request.headers.first(where: { $0.0.lowercased() == "if-none-match" })?.1 == "\"v1\"" {
+                    return TestOrigin.Response(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")])
+                }
+                return .text("latest news", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")])
             }
-            return .text("latest news", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")])
-        }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority) { _, client, _ in
-            let url = origin.url("/page").absoluteString
-            #expect(url.hasPrefix("https://"))
-            let (first, firstBody) = try await ProxyTests.get(client, url)
-            let (second, secondBody) = try await ProxyTests.get(client, url)
-            #expect(first.status == .ok && second.status == .ok)
-            #expect(firstBody == "secure page" && secondBody == "secure page")
-            #expect(origin.count("/page") == 1, "the second request is a hit")
-            #expect(second.headers.first(name: "cache-status")?.contains("hit") == true)
+            try await Self.withInterceptingProxy(trusting: originTLS.authority) { _, client, _ in
+                let url = origin.url("/page").absoluteString
+                #expect(url.hasPrefix("https://"))
+                let (first, firstBody) = try await ProxyTests.get(client, url)
+                let (second, secondBody) = try await ProxyTests.get(client, url)
+                #expect(first.status == .ok && second.status == .ok)
+                #expect(firstBody == "secure page" && secondBody == "secure page")
+                #expect(origin.count("/page") == 1, "the second request is a hit")
+                #expect(second.headers.first(name: "cache-status")?.contains("hit") == true)
 
-            let (_, news) = try await ProxyTests.get(client, origin.url("/news").absoluteString)
-            let (revalidated, newsAgain) = try await ProxyTests.get(client, origin.url("/news").absoluteString)
-            #expect(news == "latest news" && newsAgain == "latest news")
-            #expect(revalidated.status == .ok)
-            #expect(origin.count("/news") == 2)
-            #expect(origin.requests(to: "/news").last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
-            // The proxy's metrics path is the origin's inside a tunnel.
-            let (_, metricsPage) = try await ProxyTests.get(client, origin.url("/_webcache/metrics").absoluteString)
-            #expect(metricsPage == "the origin's own page")
+                let (_, news) = try await ProxyTests.get(client, origin.url("/news").absoluteString)
+                let (revalidated, newsAgain) = try await ProxyTests.get(client, origin.url("/news").absoluteString)
+                #expect(news == "latest news" && newsAgain == "latest news")
+                #expect(revalidated.status == .ok)
+                #expect(origin.count("/news") == 2)
+                #expect(origin.requests(to: "/news").last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
+                // The proxy's metrics path is the origin's inside a tunnel.
+                let (_, metricsPage) = try await ProxyTests.get(client, origin.url("/_webcache/metrics").absoluteString)
+                #expect(metricsPage == "the origin's own page")
+            }
         }
     }
 
     @Test("https:// entries are never mixed with http:// ones for the same host and path")
     func schemesKeptApart() async throws {
-        let origin = TestOrigin(tls: try TestTLS())
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/same") { _ in .text("over TLS", headers: [("Cache-Control", "max-age=600")]) }
-        try await Self.withInterceptingProxy(trusting: origin.tls?.authority) { port, client, _ in
-            _ = try await ProxyTests.get(client, origin.url("/same").absoluteString)
-            // The same host and path over plain HTTP is another resource: a miss (and here an
-            // origin that does not speak plain HTTP), never the stored HTTPS answer.
-            let plain = try await RawHTTPClient.exchange(
-                port: port, "GET http://127.0.0.1:\(origin.port)/same HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
-            #expect(!plain.contains("over TLS"))
+        try await TestOrigin.with(tls: try TestTLS()) { origin in
+            origin.route("/same") { _ in .text("over TLS", headers: [("Cache-Control", "max-age=600")]) }
+            try await Self.withInterceptingProxy(trusting: origin.tls?.authority) { port, client, _ in
+                _ = try await ProxyTests.get(client, origin.url("/same").absoluteString)
+                // The same host and path over plain HTTP is another resource: a miss (and here an
+                // origin that does not speak plain HTTP), never the stored HTTPS answer.
+                let plain = try await RawHTTPClient.exchange(
+                    port: port, "GET http://127.0.0.1:\(origin.port)/same HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
+                #expect(!plain.contains("over TLS"))
+            }
         }
     }
 
@@ -135,59 +133,57 @@ struct ProxyInterceptionTests {
     @Test("hosts not on the interception list, and origins that do not speak TLS, are tunnelled byte for byte")
     func passThrough() async throws {
         let originTLS = try TestTLS()
-        let origin = TestOrigin(tls: originTLS)
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("direct", headers: [("Cache-Control", "max-age=600")]) }
-        let plain = TestOrigin()
-        try await plain.start()
-        defer { Task { try? await plain.stop() } }
-        plain.route("/plain") { _ in .text("not TLS") }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) { port, _, _ in
-            // The client sees the origin's own certificate: it trusts only the origin's CA.
-            let request = "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
-            for _ in 0..<2 {
-                let exchange = try await TunnelClient.exchange(
-                    proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(originTLS.authority), payload: request)
-                #expect(exchange.received.contains("direct"))
+        try await TestOrigin.with(tls: originTLS) { origin in
+            origin.route("/page") { _ in .text("direct", headers: [("Cache-Control", "max-age=600")]) }
+            let plain = TestOrigin()
+            try await plain.start()
+            defer { Task { try? await plain.stop() } }
+            plain.route("/plain") { _ in .text("not TLS") }
+            try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) { port, _, _ in
+                // The client sees the origin's own certificate: it trusts only the origin's CA.
+                let request = "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                for _ in 0..<2 {
+                    let exchange = try await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(originTLS.authority), payload: request)
+                    #expect(exchange.received.contains("direct"))
+                }
+                #expect(origin.count("/page") == 2, "tunnelled requests are not cached")
             }
-            #expect(origin.count("/page") == 2, "tunnelled requests are not cached")
-        }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, _ in
-            let exchange = try await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(plain.port)", tls: nil,
-                payload: "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            #expect(exchange.connectAnswer.hasPrefix("HTTP/1.1 200"))
-            #expect(exchange.received.contains("not TLS"))
+            try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, _ in
+                let exchange = try await TunnelClient.exchange(
+                    proxyPort: port, target: "127.0.0.1:\(plain.port)", tls: nil,
+                    payload: "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                #expect(exchange.connectAnswer.hasPrefix("HTTP/1.1 200"))
+                #expect(exchange.received.contains("not TLS"))
+            }
         }
     }
 
     @Test("the destination allow-list applies to intercepted tunnels; a Host other than the tunnel's is refused")
     func allowListAndHost() async throws {
         let originTLS = try TestTLS()
-        let origin = TestOrigin(tls: originTLS)
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600")]) }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority, allowed: ["example.org"]) { port, _, _ in
-            let refused = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: nil, payload: "")
-            #expect(refused.connectAnswer.hasPrefix("HTTP/1.1 403"))
-        }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
-            let smuggled = try await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(authority),
-                payload: "GET /page HTTP/1.1\r\nHost: bank.example\r\nConnection: close\r\n\r\n")
-            #expect(smuggled.received.hasPrefix("HTTP/1.1 421"), "\(smuggled.received)")
-            #expect(origin.requests().isEmpty)
-            let started = ContinuousClock.now
-            let honest = try await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(authority),
-                payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
-            #expect(honest.received.hasPrefix("HTTP/1.1 200"))
-            #expect(honest.received.contains("page"))
-            // Closed at once after `Connection: close`, not after TLS's shutdown timeout (1 s):
-            // the client's TCP close ends the TLS connection.
-            #expect(ContinuousClock.now - started < .milliseconds(900))
+        try await TestOrigin.with(tls: originTLS) { origin in
+            origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600")]) }
+            try await Self.withInterceptingProxy(trusting: originTLS.authority, allowed: ["example.org"]) { port, _, _ in
+                let refused = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: nil, payload: "")
+                #expect(refused.connectAnswer.hasPrefix("HTTP/1.1 403"))
+            }
+            try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
+                let smuggled = try await TunnelClient.exchange(
+                    proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(authority),
+                    payload: "GET /page HTTP/1.1\r\nHost: bank.example\r\nConnection: close\r\n\r\n")
+                #expect(smuggled.received.hasPrefix("HTTP/1.1 421"), "\(smuggled.received)")
+                #expect(origin.requests().isEmpty)
+                let started = ContinuousClock.now
+                let honest = try await TunnelClient.exchange(
+                    proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(authority),
+                    payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
+                #expect(honest.received.hasPrefix("HTTP/1.1 200"))
+                #expect(honest.received.contains("page"))
+                // Closed at once after `Connection: close`, not after TLS's shutdown timeout (1 s):
+                // the client's TCP close ends the TLS connection.
+                #expect(ContinuousClock.now - started < .milliseconds(900))
+            }
         }
     }
 
@@ -269,27 +265,26 @@ struct ProxyInterceptionTests {
     @Test("large stored bodies and ranges of them go over TLS whole (bodies sent from files on plain connections)")
     func largeBodiesOverTLS() async throws {
         let originTLS = try TestTLS()
-        let origin = TestOrigin(tls: originTLS)
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        let body = Data((0..<(900 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
-        origin.route("/video.webm") { _ in
-            TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v\"")], body: body)
-        }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority) { _, client, _ in
-            let url = origin.url("/video.webm").absoluteString
-            for _ in 0..<3 {
-                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-                let received = try await response.body.collect(upTo: 2 << 20)
-                #expect(Data(received.readableBytesView) == body)
+        try await TestOrigin.with(tls: originTLS) { origin in
+            let body = Data((0..<(900 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+            origin.route("/video.webm") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v\"")], body: body)
             }
-            var ranged = HTTPClientRequest(url: url)
-            ranged.headers.add(name: "Range", value: "bytes=100000-700000")
-            let partial = try await client.execute(ranged, timeout: .seconds(10))
-            let slice = try await partial.body.collect(upTo: 2 << 20)
-            #expect(partial.status == .partialContent)
-            #expect(Data(slice.readableBytesView) == body[100_000...700_000])
-            #expect(origin.count("/video.webm") == 1)
+            try await Self.withInterceptingProxy(trusting: originTLS.authority) { _, client, _ in
+                let url = origin.url("/video.webm").absoluteString
+                for _ in 0..<3 {
+                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+                    let received = try await response.body.collect(upTo: 2 << 20)
+                    #expect(Data(received.readableBytesView) == body)
+                }
+                var ranged = HTTPClientRequest(url: url)
+                ranged.headers.add(name: "Range", value: "bytes=100000-700000")
+                let partial = try await client.execute(ranged, timeout: .seconds(10))
+                let slice = try await partial.body.collect(upTo: 2 << 20)
+                #expect(partial.status == .partialContent)
+                #expect(Data(slice.readableBytesView) == body[100_000...700_000])
+                #expect(origin.count("/video.webm") == 1)
+            }
         }
     }
 

@@ -8,95 +8,92 @@ import WebCacheTestSupport
 struct ProxyStreamingTests {
     @Test("a large response reaches the client before the origin has sent it all, and is then served from the cache")
     func streamsLargeBodies() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        let body = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        origin.route("/big") { _ in
-            var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")], body: body)
-            response.pauseAfter = 256 << 10
-            response.pause = .milliseconds(1500)
-            return response
-        }
-        try await ProxyTests.withProxy(origin) { port, client in
-            let clock = ContinuousClock()
-            let start = clock.now
-            let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(20))
-            var received = Data()
-            var firstBytesAfter: Duration?
-            for try await chunk in response.body {
-                if firstBytesAfter == nil { firstBytesAfter = clock.now - start }
-                received.append(contentsOf: chunk.readableBytesView)
+        try await TestOrigin.with { origin in
+            let body = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            origin.route("/big") { _ in
+                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")], body: body)
+                response.pauseAfter = 256 << 10
+                response.pause = .milliseconds(1500)
+                return response
             }
-            let total = clock.now - start
-            #expect(received == body)
-            #expect(try #require(firstBytesAfter) < .milliseconds(1200), "the first bytes waited for the whole body")
-            #expect(total >= .milliseconds(1400))
-            let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(10))
-            #expect(again.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
-            let bytes = try await again.body.collect(upTo: 4 << 20)
-            #expect(Data(bytes.readableBytesView) == body)
-            #expect(origin.count("/big") == 1)
+            try await ProxyTests.withProxy(origin) { port, client in
+                let clock = ContinuousClock()
+                let start = clock.now
+                let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(20))
+                var received = Data()
+                var firstBytesAfter: Duration?
+                for try await chunk in response.body {
+                    if firstBytesAfter == nil { firstBytesAfter = clock.now - start }
+                    received.append(contentsOf: chunk.readableBytesView)
+                }
+                let total = clock.now - start
+                #expect(received == body)
+                #expect(try #require(firstBytesAfter) < .milliseconds(1200), "the first bytes waited for the whole body")
+                #expect(total >= .milliseconds(1400))
+                let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(10))
+                #expect(again.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
+                let bytes = try await again.body.collect(upTo: 4 << 20)
+                #expect(Data(bytes.readableBytesView) == body)
+                #expect(origin.count("/big") == 1)
+            }
         }
     }
 
     @Test("concurrent requests for one URL make one origin request")
     func coalesces() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/slow") { _ in
-            var response = TestOrigin.Response.text("slow page", headers: [("Cache-Control", "max-age=600")])
-            response.delay = .milliseconds(300)
-            return response
-        }
-        try await ProxyTests.withProxy(origin) { port, client in
-            let bodies = try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<20 {
-                    group.addTask { try await ProxyTests.get(client, "http://127.0.0.1:\(port)/slow").1 }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+        try await TestOrigin.with { origin in
+            origin.route("/slow") { _ in
+                var response = TestOrigin.Response.text("slow page", headers: [("Cache-Control", "max-age=600")])
+                response.delay = .milliseconds(300)
+                return response
             }
-            #expect(bodies.count == 20 && bodies.allSatisfy { $0 == "slow page" })
-            #expect(origin.count("/slow") == 1)
+            try await ProxyTests.withProxy(origin) { port, client in
+                let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask { try await ProxyTests.get(client, "http://127.0.0.1:\(port)/slow").1 }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(bodies.count == 20 && bodies.allSatisfy { $0 == "slow page" })
+                #expect(origin.count("/slow") == 1)
+            }
         }
     }
 
     @Test("forward mode tunnels CONNECT byte for byte to allowed destinations only; reverse mode refuses it")
     func tunnels() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/secret") { _ in .text("through the tunnel", headers: [("Cache-Control", "max-age=600")]) }
-        let inner = "GET /secret HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-        try await ProxyTests.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
-            let connect = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n"
-            let answer = try await RawHTTPClient.exchange(port: port, connect + inner)
-            #expect(answer.hasPrefix("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200 OK"))
-            #expect(answer.hasSuffix("through the tunnel"))
-            #expect(!answer.contains("Cache-Status"), "tunnelled bytes are not cached or changed")
-            // A client that half-closes right after its bytes is not held: either the tunnel was up
-            // in time and the answer comes back, or the connection is closed at once.
-            let start = ContinuousClock.now
-            let halfClosed = try await RawHTTPClient.exchange(
-                port: port, connect + "GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", halfClose: true)
-            #expect(ContinuousClock.now - start < .seconds(5))
-            #expect(halfClosed.isEmpty || halfClosed.hasPrefix("HTTP/1.1 200 Connection Established"))
-            let elsewhere = "CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-            let answer1 = try await RawHTTPClient.exchange(port: port, elsewhere)
-            #expect(answer1.hasPrefix("HTTP/1.1 403"))
-            let closedPort = "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            let answer2 = try await RawHTTPClient.exchange(port: port, closedPort)
-            #expect(answer2.hasPrefix("HTTP/1.1 502"))
-            let noPort = "CONNECT 127.0.0.1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            let answer3 = try await RawHTTPClient.exchange(port: port, noPort)
-            #expect(answer3.hasPrefix("HTTP/1.1 400"))
-        }
-        #expect(origin.count("/secret") == 1)
-        try await ProxyTests.withProxy(origin) { port, _ in
-            let connect = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-            let answer4 = try await RawHTTPClient.exchange(port: port, connect)
-            #expect(answer4.hasPrefix("HTTP/1.1 405"))
+        try await TestOrigin.with { origin in
+            origin.route("/secret") { _ in .text("through the tunnel", headers: [("Cache-Control", "max-age=600")]) }
+            let inner = "GET /secret HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            try await ProxyTests.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
+                let connect = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n"
+                let answer = try await RawHTTPClient.exchange(port: port, connect + inner)
+                #expect(answer.hasPrefix("HTTP/1.1 200 Connection Established\r\n\r\nHTTP/1.1 200 OK"))
+                #expect(answer.hasSuffix("through the tunnel"))
+                #expect(!answer.contains("Cache-Status"), "tunnelled bytes are not cached or changed")
+                // A client that half-closes right after its bytes is not held: either the tunnel was up
+                // in time and the answer comes back, or the connection is closed at once.
+                let start = ContinuousClock.now
+                let halfClosed = try await RawHTTPClient.exchange(
+                    port: port, connect + "GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", halfClose: true)
+                #expect(ContinuousClock.now - start < .seconds(5))
+                #expect(halfClosed.isEmpty || halfClosed.hasPrefix("HTTP/1.1 200 Connection Established"))
+                let elsewhere = "CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                let answer1 = try await RawHTTPClient.exchange(port: port, elsewhere)
+                #expect(answer1.hasPrefix("HTTP/1.1 403"))
+                let closedPort = "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                let answer2 = try await RawHTTPClient.exchange(port: port, closedPort)
+                #expect(answer2.hasPrefix("HTTP/1.1 502"))
+                let noPort = "CONNECT 127.0.0.1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                let answer3 = try await RawHTTPClient.exchange(port: port, noPort)
+                #expect(answer3.hasPrefix("HTTP/1.1 400"))
+            }
+            #expect(origin.count("/secret") == 1)
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let connect = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                let answer4 = try await RawHTTPClient.exchange(port: port, connect)
+                #expect(answer4.hasPrefix("HTTP/1.1 405"))
+            }
         }
     }
 }

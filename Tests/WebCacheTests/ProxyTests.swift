@@ -68,60 +68,57 @@ struct ProxyTests {
 
     @Test("reverse mode: misses go upstream once, hits carry Age, Via and Cache-Status; private is never stored")
     func reverse() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("shared page", headers: [("Cache-Control", "max-age=600")]) }
-        origin.route("/mine") { _ in .text("private page", headers: [("Cache-Control", "private, max-age=600")]) }
-        origin.route("/form") { request in .text("received \(request.body.count)") }
-        try await Self.withProxy(origin) { port, client in
-            let base = "http://127.0.0.1:\(port)"
-            let (first, firstBody) = try await Self.get(client, base + "/page")
-            #expect(firstBody == "shared page")
-            #expect(first.headers.first(name: "Cache-Status")?.contains("fwd=uri-miss") == true)
-            let (second, _) = try await Self.get(client, base + "/page")
-            #expect(second.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
-            #expect(second.headers.first(name: "Age") != nil)
-            #expect(second.headers.first(name: "Via")?.contains("webcache") == true)
-            #expect(origin.count("/page") == 1)
-            _ = try await Self.get(client, base + "/mine")
-            _ = try await Self.get(client, base + "/mine")
-            #expect(origin.count("/mine") == 2)
-            let (_, posted) = try await Self.get(client, base + "/form", method: .POST, body: "a=1&b=2")
-            #expect(posted == "received 7")
+        try await TestOrigin.with { origin in
+            origin.route("/page") { _ in .text("shared page", headers: [("Cache-Control", "max-age=600")]) }
+            origin.route("/mine") { _ in .text("private page", headers: [("Cache-Control", "private, max-age=600")]) }
+            origin.route("/form") { request in .text("received \(request.body.count)") }
+            try await Self.withProxy(origin) { port, client in
+                let base = "http://127.0.0.1:\(port)"
+                let (first, firstBody) = try await Self.get(client, base + "/page")
+                #expect(firstBody == "shared page")
+                #expect(first.headers.first(name: "Cache-Status")?.contains("fwd=uri-miss") == true)
+                let (second, _) = try await Self.get(client, base + "/page")
+                #expect(second.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
+                #expect(second.headers.first(name: "Age") != nil)
+                #expect(second.headers.first(name: "Via")?.contains("webcache") == true)
+                #expect(origin.count("/page") == 1)
+                _ = try await Self.get(client, base + "/mine")
+                _ = try await Self.get(client, base + "/mine")
+                #expect(origin.count("/mine") == 2)
+                let (_, posted) = try await Self.get(client, base + "/form", method: .POST, body: "a=1&b=2")
+                #expect(posted == "received 7")
+            }
         }
     }
 
     @Test("forward mode: absolute-form requests are cached; destinations outside the allow-list are refused")
     func forward() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/f") { _ in .text("forwarded", headers: [("Cache-Control", "max-age=600")]) }
-        try await Self.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
-            let request = "GET \(origin.url("/f").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
-            let first = try await RawHTTPClient.exchange(port: port, request)
-            #expect(first.hasPrefix("HTTP/1.1 200") && first.hasSuffix("forwarded"))
-            let second = try await RawHTTPClient.exchange(port: port, request)
-            #expect(second.contains("Cache-Status: WebCache; hit"))
-            #expect(origin.count("/f") == 1)
-            let elsewhere = "GET http://localhost:\(origin.port)/f HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-            #expect(try await RawHTTPClient.exchange(port: port, elsewhere).hasPrefix("HTTP/1.1 403"))
-            let relative = "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-            #expect(try await RawHTTPClient.exchange(port: port, relative).hasPrefix("HTTP/1.1 400"))
+        try await TestOrigin.with { origin in
+            origin.route("/f") { _ in .text("forwarded", headers: [("Cache-Control", "max-age=600")]) }
+            try await Self.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
+                let request = "GET \(origin.url("/f").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                let first = try await RawHTTPClient.exchange(port: port, request)
+                #expect(first.hasPrefix("HTTP/1.1 200") && first.hasSuffix("forwarded"))
+                let second = try await RawHTTPClient.exchange(port: port, request)
+                #expect(second.contains("Cache-Status: WebCache; hit"))
+                #expect(origin.count("/f") == 1)
+                let elsewhere = "GET http://localhost:\(origin.port)/f HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                #expect(try await RawHTTPClient.exchange(port: port, elsewhere).hasPrefix("HTTP/1.1 403"))
+                let relative = "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                #expect(try await RawHTTPClient.exchange(port: port, relative).hasPrefix("HTTP/1.1 400"))
+            }
         }
     }
 
     @Test("malformed requests get 400 and the connection is closed, never a crash")
     func malformed() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        try await Self.withProxy(origin) { port, _ in
-            let garbage = try await RawHTTPClient.exchange(port: port, "THIS IS NOT HTTP\r\n\r\n")
-            #expect(garbage.hasPrefix("HTTP/1.1 400"))
-            let badHeader = try await RawHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n")
-            #expect(badHeader.hasPrefix("HTTP/1.1 400"))
+        try await TestOrigin.with { origin in
+            try await Self.withProxy(origin) { port, _ in
+                let garbage = try await RawHTTPClient.exchange(port: port, "THIS IS NOT HTTP\r\n\r\n")
+                #expect(garbage.hasPrefix("HTTP/1.1 400"))
+                let badHeader = try await RawHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n")
+                #expect(badHeader.hasPrefix("HTTP/1.1 400"))
+            }
         }
     }
 

@@ -8,18 +8,17 @@ struct SetCookieTests {
     /// Two requests through a reverse proxy for a fresh response that sets a cookie: what each
     /// client saw and how often the origin was asked.
     static func exchange(_ handling: CachePolicy.SetCookieHandling) async throws -> (first: String?, second: String?, fetches: Int) {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600"), ("Set-Cookie", "session=alice")]) }
-        var seen: (String?, String?) = (nil, nil)
-        try await ProxyTests.withProxy(origin, adjust: { $0.policy.sharedSetCookie = handling }) { port, client in
-            let (first, _) = try await ProxyTests.get(client, "http://127.0.0.1:\(port)/page")
-            let (second, body) = try await ProxyTests.get(client, "http://127.0.0.1:\(port)/page")
-            #expect(body == "page")
-            seen = (first.headers.first(name: "set-cookie"), second.headers.first(name: "set-cookie"))
+        try await TestOrigin.with { origin in
+            origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600"), ("Set-Cookie", "session=alice")]) }
+            var seen: (String?, String?) = (nil, nil)
+            try await ProxyTests.withProxy(origin, adjust: { $0.policy.sharedSetCookie = handling }) { port, client in
+                let (first, _) = try await ProxyTests.get(client, "http://127.0.0.1:\(port)/page")
+                let (second, body) = try await ProxyTests.get(client, "http://127.0.0.1:\(port)/page")
+                #expect(body == "page")
+                seen = (first.headers.first(name: "set-cookie"), second.headers.first(name: "set-cookie"))
+            }
+            return (seen.0, seen.1, origin.count("/page"))
         }
-        return (seen.0, seen.1, origin.count("/page"))
     }
 
     @Test("keep (the default): stored and served with its cookie, as RFC 9111 and the conformance suite expect")

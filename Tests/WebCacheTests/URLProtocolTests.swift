@@ -91,17 +91,16 @@ struct URLProtocolTests {
 
     @Test("the URLSession origin fetches without following redirects")
     func urlSessionOrigin() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        defer { Task { try? await origin.stop() } }
-        origin.route("/hop") { _ in .init(status: 302, headers: [("Location", "/elsewhere")]) }
-        origin.route("/plain") { _ in .text("plain", headers: [("X-Test", "1")]) }
-        let network = URLSessionOrigin()
-        let hop = try await network.fetch(Fixtures.request(.get, origin.url("/hop").absoluteString), body: nil)
-        #expect(hop.head.status.code == 302)
-        let plain = try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil)
-        #expect(String(decoding: plain.body, as: UTF8.self) == "plain")
-        try await origin.stop()
-        await #expect(throws: OriginError.self) { try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil) }
+        try await TestOrigin.with { origin in
+            origin.route("/hop") { _ in .init(status: 302, headers: [("Location", "/elsewhere")]) }
+            origin.route("/plain") { _ in .text("plain", headers: [("X-Test", "1")]) }
+            let network = URLSessionOrigin()
+            let hop = try await network.fetch(Fixtures.request(.get, origin.url("/hop").absoluteString), body: nil)
+            #expect(hop.head.status.code == 302)
+            let plain = try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil)
+            #expect(String(decoding: plain.body, as: UTF8.self) == "plain")
+            try await origin.stop()
+            await #expect(throws: OriginError.self) { try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil) }
+        }
     }
 }
