@@ -8,19 +8,21 @@ import WebCache
 /// origin would only add time.
 public final class InMemoryOrigin: OriginFetching {
     private let answer: @Sendable (HTTPRequest) -> OriginResponse
+    private let gate: OriginGate?
     private let paths = NIOLockedValueBox([String: Int]())
     private let received = NIOLockedValueBox([String]())
 
-    /// An origin answering with `answer`.
-    public init(answer: @escaping @Sendable (HTTPRequest) -> OriginResponse) {
+    /// An origin answering with `answer`, each answer held back until `gate` (if any) opens.
+    public init(gate: OriginGate? = nil, answer: @escaping @Sendable (HTTPRequest) -> OriginResponse) {
+        self.gate = gate
         self.answer = answer
     }
 
     /// An origin whose every answer is `200` with `Cache-Control: max-age=60` and a short body
     /// naming the path; a path starting `/no-store`, `/private` or `/no-cache` gets that
-    /// directive instead, and `/missing` a cacheable 404.
-    public static func cacheable() -> InMemoryOrigin {
-        InMemoryOrigin { request in
+    /// directive instead, and `/missing` a cacheable 404. Answers wait for `gate`, if given.
+    public static func cacheable(gate: OriginGate? = nil) -> InMemoryOrigin {
+        InMemoryOrigin(gate: gate) { request in
             let path = request.path ?? "/"
             let control =
                 path.hasPrefix("/no-store") ? "no-store" : path.hasPrefix("/private") ? "private, max-age=60"
@@ -48,10 +50,11 @@ public final class InMemoryOrigin: OriginFetching {
         received.withLockedValue { $0 }
     }
 
-    /// Counts the request and answers it at once.
+    /// Counts the request and answers it (once the gate, if any, is open).
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         paths.withLockedValue { $0[request.path ?? "/", default: 0] += 1 }
         received.withLockedValue { $0.append(request.method.rawValue) }
+        try await gate?.pass()
         return answer(request)
     }
 }

@@ -1,0 +1,69 @@
+import NIOConcurrencyHelpers
+
+/// Holds an ``InMemoryOrigin``'s answers back until opened, so that tests of requests that overlap
+/// (shared fetches, cancelled waiters) arrange the overlap instead of sleeping for it. A request
+/// whose own task is cancelled while it waits stops waiting with a `CancellationError`.
+public final class OriginGate: Sendable {
+    private struct State {
+        var open = false
+        var arrived = 0
+        var waiting: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+        var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextID: UInt64 = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// A closed gate.
+    public init() {}
+
+    /// Lets every request through, those waiting and those to come.
+    public func open() {
+        let waiting = state.withLockedValue { state in
+            state.open = true
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
+        }
+        for request in waiting { request.resume() }
+    }
+
+    /// Returns once `count` requests have come to the gate (waiting or through).
+    public func arrivals(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let reached = state.withLockedValue { state in
+                if state.arrived >= count { return true }
+                state.arrivalWatchers.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+
+    /// A request comes to the gate: waits until it is open.
+    func pass() async throws {
+        let id = state.withLockedValue { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (through, watchers) = state.withLockedValue { state in
+                    state.arrived += 1
+                    let arrived = state.arrived
+                    let reached = state.arrivalWatchers.filter { $0.count <= arrived }.map(\.continuation)
+                    state.arrivalWatchers.removeAll { $0.count <= arrived }
+                    if state.open || Task.isCancelled { return (true, reached) }
+                    state.waiting[id] = continuation
+                    return (false, reached)
+                }
+                for watcher in watchers { watcher.resume() }
+                if through {
+                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                }
+            }
+        } onCancel: {
+            let waiting = state.withLockedValue { $0.waiting.removeValue(forKey: id) }
+            waiting?.resume(throwing: CancellationError())
+        }
+    }
+}
