@@ -102,6 +102,16 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
     /// Whether the stored response is fresh.
     public var isFresh: Bool { staleness < 0 }
 
+    /// The statuses after which a stale response may be served instead (`stale-if-error`,
+    /// RFC 5861 §4: 500, 502, 503, 504).
+    public static let staleIfErrorStatuses: Set<Int> = [500, 502, 503, 504]
+
+    /// Whether the stored response may be served instead of an origin answer with `status`
+    /// (``mayServeStaleOnError`` and a status of ``staleIfErrorStatuses``).
+    public func servesStale(insteadOf status: Int) -> Bool {
+        mayServeStaleOnError && Self.staleIfErrorStatuses.contains(status)
+    }
+
     /// The decision in one sentence, e.g. `stale by 42 s (max-age=60, age 102 s); revalidate`.
     public var description: String { reasons.joined(separator: "; ") }
 }

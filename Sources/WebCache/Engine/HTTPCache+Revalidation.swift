@@ -97,7 +97,7 @@ extension HTTPCache {
                 }
                 return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, refreshed: refreshed)
             }
-            if Self.serverErrors.contains(response.head.status.code) && decision.mayServeStaleOnError {
+            if decision.servesStale(insteadOf: response.head.status.code) {
                 return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime)
             }
             let stored = storeIfAllowed(getRequest, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy)
@@ -135,7 +135,7 @@ extension HTTPCache {
             status.stored = true
             return try await serveStoredOrRefetch(refreshed, request: request, url: url, now: configuration.now(), detail: nil, policy: policy, status: status)
         }
-        if result.stored == nil && Self.serverErrors.contains(code) && decision.mayServeStaleOnError {
+        if result.stored == nil && decision.servesStale(insteadOf: code) {
             count { $0.staleServed += 1 }
             return try await serveStoredOrRefetch(entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error", policy: policy)
         }
@@ -152,9 +152,6 @@ extension HTTPCache {
         }
         return originResponse(result.response, request: request, url: url, status: status)
     }
-
-    /// The statuses after which stale-if-error may serve a stored response (RFC 5861 §4).
-    static let serverErrors: Set<Int> = [500, 502, 503, 504]
 
     /// Offline: the stored response, if the offline policy allows it (see
     /// ``offlineAnswerAllowed(_:request:policy:now:)``); `detail` says why it is served.

@@ -1,3 +1,4 @@
+import HTTPCaching
 /// A URL wildcard pattern: `*` matches any run of characters, everything else itself, without
 /// regard to case. `https://ads.example.com/*`, `*/banners/*`, `*.gif`.
 public struct URLPattern: Sendable, Hashable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -45,7 +46,7 @@ public struct URLPattern: Sendable, Hashable, Codable, ExpressibleByStringLitera
     static func hostMatches(_ host: String, suffix: String) -> Bool {
         let host = host.lowercased()
         let suffix = suffix.lowercased().trimmingPrefix("*.").trimmingPrefix(".")
-        return host == suffix || host.hasSuffix("." + suffix)
+        return HostNames.host(host, isWithin: suffix)
     }
 }
 

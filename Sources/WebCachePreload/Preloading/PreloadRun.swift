@@ -141,7 +141,7 @@ final class PreloadRun: Sendable {
             return Self.site(of: host) == Self.site(of: page.host?.lowercased() ?? "")
         case .sameSiteAnd(let hosts):
             return Self.site(of: host) == Self.site(of: page.host?.lowercased() ?? "")
-                || hosts.contains { host == $0.lowercased() || host.hasSuffix("." + $0.lowercased()) }
+                || hosts.contains { HostNames.host(host, isWithin: $0.lowercased()) }
         }
     }
 

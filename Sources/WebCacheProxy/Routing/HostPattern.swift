@@ -1,3 +1,5 @@
+import HTTPCaching
+
 /// A host name pattern in an allow-list or an interception list: `example.com` matches it and
 /// its sub-domains, `*.example.com` its sub-domains only, an address only itself. Case and a
 /// trailing dot do not matter.
@@ -13,9 +15,7 @@ struct HostPattern: Sendable {
     }
 
     func matches(_ host: String) -> Bool {
-        let host = Self.normalized(host)
-        if host.hasSuffix("." + name) { return true }
-        return !subdomainsOnly && host == name
+        HostNames.host(Self.normalized(host), isWithin: name, subdomainsOnly: subdomainsOnly)
     }
 
     private static func normalized(_ host: String) -> String {
