@@ -28,7 +28,7 @@ public final class CachingProxy: Sendable {
     private let connections: OpenConnections
     private let boundPort = NIOLockedValueBox<Int?>(nil)
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
-    let reverseTargets = NIOLockedValueBox([ExactText: ReverseTarget]())
+    let reverseTargets = NIOLockedValueBox(BoundedTable<ExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = RepeatedAnswers()

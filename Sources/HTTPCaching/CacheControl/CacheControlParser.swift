@@ -10,7 +10,7 @@
 /// and a miss reads its response's directives several times (storability, freshness, reuse).
 enum CacheControlParser {
     /// Recently parsed single values; emptied when ``memoCapacity`` values are held.
-    private static let memo = Locked([String: [CacheDirective]]())
+    private static let memo = Locked(BoundedTable<String, [CacheDirective]>(capacity: memoCapacity))
     static let memoCapacity = 256
     /// The longest value kept in the memo.
     static let memoizedLength = 256
@@ -23,10 +23,7 @@ enum CacheControlParser {
         else { return parseAll(values) }
         if let known = memo.withLock({ $0[value] }) { return known }
         let parsed = parseAll(values)
-        memo.withLock { memo in
-            if memo.count >= memoCapacity { memo.removeAll(keepingCapacity: true) }
-            memo[value] = parsed
-        }
+        memo.withLock { $0[value] = parsed }
         return parsed
     }
 

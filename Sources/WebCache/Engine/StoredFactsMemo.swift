@@ -26,7 +26,7 @@ final class StoredFactsMemo: Sendable {
     }
 
     static let capacity = 8192
-    private let items = Locked([Int64: Item]())
+    private let items = Locked(BoundedTable<Int64, Item>(capacity: StoredFactsMemo.capacity))
 
     /// The facts of `entry`'s stored response under `rules`, worked out at most once.
     func facts(of entry: CacheEntry, rules: CacheRules) -> StoredFacts {
@@ -37,7 +37,6 @@ final class StoredFactsMemo: Sendable {
         }
         let facts = rules.facts(of: entry.stored)
         items.withLock { items in
-            if items.count >= Self.capacity { items.removeAll(keepingCapacity: true) }
             items[entry.id] = Item(requestTime: requestTime, responseTime: responseTime, facts: facts)
         }
         return facts

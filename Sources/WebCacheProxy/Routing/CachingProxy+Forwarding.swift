@@ -179,7 +179,6 @@ extension CachingProxy {
         guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }
         let target = ReverseTarget(url: url, path: path)
         reverseTargets.withLockedValue { targets in
-            if targets.count >= Self.reverseTargetsKept { targets.removeAll(keepingCapacity: true) }
             targets[ExactText(uri)] = target
         }
         return target

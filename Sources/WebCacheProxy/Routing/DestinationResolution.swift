@@ -1,3 +1,4 @@
+import HTTPCaching
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -21,7 +22,7 @@ package final class DestinationResolution: Sendable {
         var until: NIODeadline
     }
 
-    private let verdicts = NIOLockedValueBox([String: Verdict]())
+    private let verdicts = NIOLockedValueBox(BoundedTable<String, Verdict>(capacity: 4096))
     static let keptFor: TimeAmount = .seconds(60)
 
     /// The addresses `host` (a name) resolves to (kept a minute); empty when it does not resolve.
@@ -31,7 +32,6 @@ package final class DestinationResolution: Sendable {
         if let kept = verdicts.withLockedValue({ $0[host] }), kept.until > now { return kept.addresses }
         let addresses = (try? await NIOThreadPool.singleton.runIfActive { Self.addresses(of: host) }) ?? []
         verdicts.withLockedValue { verdicts in
-            if verdicts.count >= 4096 { verdicts.removeAll(keepingCapacity: true) }
             verdicts[host] = Verdict(addresses: addresses, until: .now() + Self.keptFor)
         }
         return addresses

@@ -1,3 +1,4 @@
+import HTTPCaching
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOTLS
@@ -42,7 +43,7 @@ final class UpstreamVerification: Sendable {
     /// otherwise cost every tunnel a timeout).
     private let unreachableFor: TimeAmount = .seconds(10)
     private let timeout: TimeAmount
-    private let kept = NIOLockedValueBox([String: Kept]())
+    private let kept = NIOLockedValueBox(BoundedTable<String, Kept>(capacity: 4096))
     private let checking = NIOLockedValueBox([String: [EventLoopPromise<UpstreamVerdict>]]())
 
     init(interception: TLSInterception, timeout: Duration) throws {
@@ -78,7 +79,6 @@ final class UpstreamVerification: Sendable {
             case .unreachable: lifetime = self.unreachableFor
             }
             self.kept.withLockedValue { kept in
-                if kept.count >= 4096 { kept.removeAll(keepingCapacity: true) }
                 kept[key] = Kept(verdict: verdict, until: .now() + lifetime)
             }
             for waiter in self.checking.withLockedValue({ $0.removeValue(forKey: key) ?? [] }) { waiter.succeed(verdict) }
