@@ -67,10 +67,7 @@ public final class CachingProxy: Sendable {
         self.connections = OpenConnections(limit: configuration.maximumConnections)
         (self.interception, self.interceptionProblem) = Interception.make(for: configuration)
         self.upstreamAuthority = configuration.upstream.flatMap { upstream in
-            upstream.host.map { host in
-                let bracketed = host.contains(":") ? "[\(host)]" : host
-                return upstream.port.map { "\(bracketed):\($0)" } ?? bracketed
-            }
+            upstream.host.map { HTTPURLs.authority(host: $0, port: upstream.port) }
         }
     }
 

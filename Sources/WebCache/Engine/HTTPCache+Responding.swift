@@ -76,7 +76,7 @@ extension HTTPCache {
     func plan(_ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy
-        guard let url = knownURL ?? request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+        guard let url = knownURL ?? request.url, HTTPURLs.isHTTP(url),
             let key = CacheKey(method: .get, url: url)
         else {
             throw CacheError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")

@@ -54,7 +54,7 @@ public final class WebCacheURLProtocol: URLProtocol {
 
     /// Claims http(s) requests while a cache is installed.
     override public class func canInit(with request: URLRequest) -> Bool {
-        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        guard let url = request.url, HTTPURLs.isHTTP(url) else { return false }
         return installed.withLock { $0 != nil }
     }
 

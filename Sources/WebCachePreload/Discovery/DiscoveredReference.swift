@@ -1,3 +1,5 @@
+import HTTPCaching
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -51,7 +53,7 @@ extension DiscoveredReference {
         guard !trimmed.isEmpty, !trimmed.hasPrefix("#"),
             let resolved = URL(string: trimmed, relativeTo: base)?.absoluteURL
                 ?? URL(string: trimmed.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: base)?.absoluteURL,
-            let scheme = resolved.scheme?.lowercased(), scheme == "http" || scheme == "https", resolved.host != nil
+            HTTPURLs.isAbsoluteHTTP(resolved)
         else { return nil }
         var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false)
         components?.fragment = nil

@@ -131,7 +131,7 @@ extension AsyncParsableCommand {
 
 /// Parses an absolute http(s) URL argument.
 func parseURL(_ text: String) throws -> URL {
-    guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+    guard let url = URL(string: text), HTTPURLs.isAbsoluteHTTP(url) else {
         throw ValidationError("'\(text)' is not an absolute http(s) URL")
     }
     return url

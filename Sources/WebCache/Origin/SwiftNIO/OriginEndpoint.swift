@@ -1,3 +1,5 @@
+import HTTPCaching
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,10 +14,8 @@ struct OriginEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The endpoint of an absolute `http` or `https` URL.
     init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else {
-            return nil
-        }
-        isSecure = scheme == "https"
+        guard HTTPURLs.isAbsoluteHTTP(url), let host = url.host else { return nil }
+        isSecure = url.scheme?.lowercased() == "https"
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         port = url.port ?? (isSecure ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
@@ -28,8 +28,7 @@ struct OriginEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     /// The `Host` field: the host, bracketed when IPv6, with the port unless it is the default.
     var authority: String {
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        return port == (isSecure ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
+        HTTPURLs.authority(host: host, port: port == (isSecure ? 443 : 80) ? nil : port)
     }
 
     var description: String { "\(isSecure ? "https" : "http")://\(authority)" }
