@@ -1,7 +1,7 @@
-import NIOConcurrencyHelpers
 import HTTPCaching
 import HTTPTypes
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -76,12 +76,14 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
         ageFacts = AgeFacts(freshness: freshness, age: age, staleness: staleness)
     }
 
+    /// Equal when every public property is, the reasons compared as worded.
     public static func == (left: ReuseDecision, right: ReuseDecision) -> Bool {
         left.action == right.action && left.freshness == right.freshness && left.age == right.age
             && left.staleness == right.staleness && left.mayServeStaleOnError == right.mayServeStaleOnError
             && left.reasons == right.reasons
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(action)
         hasher.combine(freshness)

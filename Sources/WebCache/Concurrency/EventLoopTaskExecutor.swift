@@ -50,15 +50,4 @@ enum CallersLoop {
         }
         return Task(operation: operation)
     }
-
-    /// Starts `operation` on the caller's event loop, if it runs on one.
-    @discardableResult
-    static func task(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),
-            let loop = MultiThreadedEventLoopGroup.currentEventLoop
-        {
-            return Task(executorPreference: EventLoopTaskExecutor(loop), operation: operation)
-        }
-        return Task(operation: operation)
-    }
 }

@@ -171,7 +171,8 @@ final class BodyBroadcast: Sendable {
     }
 
     /// The chunk at `index`, waiting for it if needed; `nil` past the end. A chunk let go from
-    /// memory is read back from the store's file (a ``StoreError`` if that fails).
+    /// memory is read back from its file, the store's or a spill file (a ``StoreError`` if that
+    /// fails).
     func chunk(at index: Int) async throws -> Data? {
         try await withCheckedThrowingContinuation { continuation in
             let ready: Ready = state.withLock { state in

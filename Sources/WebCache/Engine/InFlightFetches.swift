@@ -1,7 +1,8 @@
 /// One origin fetch per key: concurrent identical requests share the first one's task.
 ///
-/// The task is unstructured (on the caller's event loop, if any: ``CallersLoop``), so a waiter that is cancelled stops waiting only for itself; the
-/// fetch (and the store it feeds) completes for everyone else.
+/// The task is unstructured (on the caller's event loop, if any: ``CallersLoop``), so a waiter
+/// that is cancelled stops waiting only for itself; the fetch (and the store it feeds)
+/// completes for everyone else.
 actor InFlightFetches<Value: Sendable> {
     private var tasks: [String: Task<Value, any Error>] = [:]
 

@@ -30,28 +30,14 @@ final class StoredFactsMemo: Sendable {
 
     /// The facts of `entry`'s stored response under `rules`, worked out at most once.
     func facts(of entry: CacheEntry, rules: CacheRules) -> StoredFacts {
-        let requestTime = entry.stored.requestTime.timeIntervalSince1970
-        let responseTime = entry.stored.responseTime.timeIntervalSince1970
-        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime, item.responseTime == responseTime {
-            return item.facts
-        }
-        let facts = rules.facts(of: entry.stored)
-        items.withLock { items in
-            items[entry.id] = Item(requestTime: requestTime, responseTime: responseTime, facts: facts)
-        }
-        return facts
+        item(of: entry, rules: rules).facts
     }
 
     /// The head a fresh answer from `entry` starts from, worked out at most once per entry:
     /// `rules.headForServing(_:age:)` with `Accept-Ranges` for a 200 or 206, the age to be set.
     func servingHead(of entry: CacheEntry, rules: CacheRules) -> ServingHead {
-        let requestTime = entry.stored.requestTime.timeIntervalSince1970
-        let responseTime = entry.stored.responseTime.timeIntervalSince1970
-        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime, item.responseTime == responseTime,
-            let head = item.servingHead
-        {
-            return head
-        }
+        var item = item(of: entry, rules: rules)
+        if let head = item.servingHead { return head }
         var response = rules.headForServing(entry.stored, age: 0)
         if response.status.code == 200 || response.status.code == 206, response.headerFields[.acceptRanges] == nil {
             response.headerFields[.acceptRanges] = "bytes"
@@ -60,12 +46,20 @@ final class StoredFactsMemo: Sendable {
         if !response.headerFields.contains(.age) { response.headerFields.append(HTTPField(name: .age, value: "0")) }
         let agePosition = response.headerFields.firstIndex { $0.name == .age } ?? response.headerFields.count - 1
         let head = ServingHead(response: response, agePosition: agePosition)
-        _ = facts(of: entry, rules: rules)  // the item the head is kept with
-        items.withLock { items in
-            guard var item = items[entry.id], item.requestTime == requestTime, item.responseTime == responseTime else { return }
-            item.servingHead = head
-            items[entry.id] = item
-        }
+        item.servingHead = head
+        items.withLock { $0[entry.id] = item }
         return head
+    }
+
+    /// The item kept for `entry`, made (and kept) when there is none for its exchange times.
+    private func item(of entry: CacheEntry, rules: CacheRules) -> Item {
+        let requestTime = entry.stored.requestTime.timeIntervalSince1970
+        let responseTime = entry.stored.responseTime.timeIntervalSince1970
+        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime, item.responseTime == responseTime {
+            return item
+        }
+        let item = Item(requestTime: requestTime, responseTime: responseTime, facts: rules.facts(of: entry.stored))
+        items.withLock { $0[entry.id] = item }
+        return item
     }
 }

@@ -1,6 +1,5 @@
 import HTTPCaching
 import HTTPTypes
-import WebCacheStore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -50,7 +50,7 @@ struct ConnectionState {
     /// The client half-closed: what it sent is answered, then the connection closes.
     private var inputClosed = false
     /// Bytes the parser could not take, refused once the answers before them are out.
-    private(set) var malformed: (status: Int, reason: String)?
+    private var malformed: (status: Int, reason: String)?
     /// Writes of an answer on a task that the socket has not taken yet.
     private var writesOutstanding = 0
     /// Whether the current read gave the decoder a whole part.

@@ -1,4 +1,5 @@
 import HTTPCaching
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -22,10 +23,8 @@ public final class SpillFile: Sendable {
     public let contents: WrittenBody
     private let size = Locked(0)
 
-    init(directories: [String]) throws {
-        for directory in directories { try POSIX.makeDirectory(directory) }
-        guard let directory = directories.last else { throw StoreError(.invalidConfiguration, "no directory for a spill file") }
-        let path = "\(directory)/\(UInt64.random(in: 0...UInt64.max)).spill"
+    /// Makes the file at `path` (its directory must exist) and takes its name away at once.
+    init(path: String) throws {
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw StoreError(.ioFailure, "cannot create \(path): \(POSIX.errorText())") }
         POSIX.unlinkIfPresent(path)
@@ -35,20 +34,10 @@ public final class SpillFile: Sendable {
     /// Appends `data`; returns where it starts. Throws a ``StoreError`` (a full disk).
     public func append(_ data: Data) throws -> Int {
         try size.withLock { size in
-            let offset = size
-            try data.withUnsafeBytes { bytes in
-                var written = 0
-                while written < bytes.count {
-                    let result = pwrite(contents.descriptor, bytes.baseAddress! + written, bytes.count - written, off_t(offset + written))
-                    if result < 0 {
-                        if errno == EINTR { continue }
-                        throw StoreError(.ioFailure, "cannot write a spill file: \(POSIX.errorText())")
-                    }
-                    written += result
-                }
-            }
-            size += data.count
-            return offset
+            // Reads go through `pread`: the file's position moves only with these appends.
+            try data.withUnsafeBytes { try POSIX.writeAll(contents.descriptor, $0, path: "a spill file") }
+            defer { size += data.count }
+            return size
         }
     }
 }
@@ -56,7 +45,8 @@ public final class SpillFile: Sendable {
 extension CacheStore {
     /// A new ``SpillFile`` beside this store's bodies (on the same file system).
     public func makeSpillFile() throws -> SpillFile {
-        let namespace = "\(files.root)/\(files.namespaceDirectory)"
-        return try SpillFile(directories: [namespace, "\(namespace)/spill"])
+        let name = "\(files.namespaceDirectory)/spill/\(UInt64.random(in: 0...UInt64.max)).spill"
+        try files.prepareDirectories(for: name)
+        return try SpillFile(path: files.path(name))
     }
 }

@@ -1,5 +1,5 @@
-import HTTPCaching
 import GRDB
+import HTTPCaching
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,5 +1,5 @@
-import HTTPCaching
 import Dispatch
+import HTTPCaching
 
 /// One writer for the index's new rows: rows that arrive while a transaction is under way wait
 /// and go into the next one together, so that a hundred misses stored at once cost a few

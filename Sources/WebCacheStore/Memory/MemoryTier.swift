@@ -1,4 +1,5 @@
 import HTTPCaching
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
