@@ -145,6 +145,29 @@ struct LargeUnstoredBodyTests {
             #expect(again.body == Self.large)
             #expect(!again.isFromCache)
             #expect(h.origin.requests(to: "/large").count == 2)
+            #expect(Self.spillFolders(in: h.directory).count == 1, "the body went past the budget into a spill file")
         }
+    }
+
+    @Test("storing fails half-way (a full disk): the rest of the body goes to a spill file and reaches the client intact")
+    func storingFailsHalfWay() async throws {
+        try await EngineHarness.run(adjust: { configuration in
+            configuration.store.writeFault = { written in if written > 600_000 { throw POSIXError(.ENOSPC) } }
+        }) { h in
+            h.origin.route("/large") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.large)
+            }
+            let response = try await h.cache.streamingResponse(for: Fixtures.request(.get, h.origin.url("/large").absoluteString))
+            #expect(try await response.body.collect() == Self.large)
+            #expect(Self.spillFolders(in: h.directory).count == 1)
+        }
+    }
+
+    /// The spill folders under a cache directory (`bodies/<namespace>/spill`).
+    static func spillFolders(in directory: URL) -> [URL] {
+        let bodies = directory.appendingPathComponent("bodies")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: bodies.path)) ?? []).map {
+            bodies.appendingPathComponent($0).appendingPathComponent("spill")
+        }.filter { FileManager.default.fileExists(atPath: $0.path) }
     }
 }

@@ -141,7 +141,6 @@ extension HTTPCache {
         var writer: BodyWriter?
         let store = self.store
         let spill: @Sendable () throws -> SpillFile = { try store.makeSpillFile() }
-        if plan.storing == nil { body.spillWhenLarge(spill) }
         if let storing = plan.storing {
             do {
                 writer = try store.makeWriter(for: storing)
@@ -152,6 +151,9 @@ extension HTTPCache {
                 writer = nil
             }
         }
+        // Not stored (not storable, or the writer could not start): past the budget the body
+        // goes to a spill file.
+        if writer == nil { body.spillWhenLarge(spill) }
         var received = 0
         var bodyKeptInFile = false
         do {
