@@ -28,20 +28,20 @@ public final class CachingProxy: Sendable {
     private let connections: OpenConnections
     private let boundPort = NIOLockedValueBox<Int?>(nil)
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
-    let reverseTargets = NIOLockedValueBox(BoundedTable<ExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
+    let reverseTargets = NIOLockedValueBox(BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
-    let answers = RepeatedAnswers()
+    let answers = ReplayCache()
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept
     /// apart from plain ones.
-    let tunnelAnswers = RepeatedAnswers()
+    let tunnelAnswers = ReplayCache()
     /// HTTPS interception, when configured and usable (see ``interceptionProblem``).
     let interception: Interception?
     /// Destination names checked by resolving them (an exposed forward proxy).
     let destinations = DestinationResolution()
     /// Why interception is configured but cannot run; ``run()`` fails with it.
     private let interceptionProblem: String?
-    /// Where repeated answers' ``WireFile``s are made: the store's directory.
+    /// Where replayed answers' ``WireFile``s are made: the store's directory.
     let wireFileDirectory: String
     /// Reverse mode: the upstream's `host[:port]`.
     let upstreamAuthority: String?

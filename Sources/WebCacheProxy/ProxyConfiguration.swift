@@ -48,7 +48,7 @@ public struct ProxyConfiguration: Sendable {
     /// memory and 32 MiB of files). It pays where clients repeat their requests exactly (a
     /// health check, a load generator, one app polling); where every request differs it is
     /// never used and only the check remains.
-    public var repeatsAnswers = true
+    public var replaysAnswers = true
 
     /// Creates a configuration listening on 127.0.0.1.
     public init(

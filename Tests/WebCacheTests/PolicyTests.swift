@@ -39,7 +39,7 @@ struct PolicyTests {
         }
     }
 
-    @Test("lifetimes by content type: long for CSS and JS, short for images (seed 000)")
+    @Test("lifetimes by content type: long for CSS and JS, short for images")
     func contentTypeLifetimes() async throws {
         let policy = CachePolicy(lifetimes: [
             .init(contentTypes: ["text/css", "application/javascript"], ttl: 86_400),
@@ -57,7 +57,7 @@ struct PolicyTests {
         }
     }
 
-    @Test("sliding expiry: each hit extends the app-set expiry (seed 001)")
+    @Test("sliding expiry: each hit extends the app-set expiry")
     func slidingExpiry() async throws {
         let policy = CachePolicy(lifetimes: [.init(ttl: 100, slidingExpiry: true)])
         try await EngineHarness.run(policy: policy) { h in
@@ -91,7 +91,7 @@ struct PolicyTests {
         }
     }
 
-    @Test("blocked URLs get an empty response and never reach the network (seed 003)")
+    @Test("blocked URLs get an empty response and never reach the network")
     func blockList() async throws {
         let policy = CachePolicy(block: .init(hostSuffixes: ["ads.example"], urlPatterns: ["*/banner/*"]))
         try await EngineHarness.run(policy: policy) { h in

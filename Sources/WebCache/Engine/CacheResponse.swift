@@ -20,8 +20,8 @@ public struct CacheResponse: Sendable {
     /// The URL that answered (after redirects, when they were followed).
     public var url: URL
     /// For a fresh answer from the store: the terms on which the same request may get it again
-    /// (see ``RepeatableAnswer``).
-    package var repeatable: RepeatableAnswer? = nil
+    /// (see ``ReplayTerms``).
+    package var replayTerms: ReplayTerms? = nil
 
     /// Where a response's body is: one of three, never a mix.
     enum Content: Sendable {

@@ -36,14 +36,14 @@ extension HTTPCache {
         /// How many redirects ``HTTPCache/response(for:body:mode:followRedirects:)`` follows.
         public var maximumRedirects: Int
         /// Called before a response is stored: return it (changed or not) to store it, or `nil`
-        /// to refuse (seed 003 `willCacheResponse`).
+        /// to refuse (like `URLSessionDataDelegate`'s `willCacheResponse`).
         public var willCache: (@Sendable (HTTPRequest, HTTPResponse) -> HTTPResponse?)?
         /// The clock.
         public var now: @Sendable () -> Date
         /// Where the cache logs.
         public var logger: Logger
         /// Changes whenever the settings change at run time, so that answers worked out under
-        /// the old ones are not repeated (``HTTPCache/repeatAnswer(_:)``).
+        /// the old ones are not replayed (``HTTPCache/confirmReplay(_:)``).
         var revision: UInt64 = 0
 
         /// A configuration for a private cache in `directory`.

@@ -36,7 +36,7 @@ public final class HTTPCache: Sendable {
     let countersBox = Locked(CacheCounters())
     let backgroundTasks = Locked([String: Task<Void, Never>]())
     let backgroundSerial = Locked(0)
-    let storedFacts = StoredFactsMemo()
+    let entryFacts = EntryFactsCache()
     let reachability: OriginReachability
 
     /// Opens the store and creates the cache; origins the store remembers as unreachable stay
@@ -65,7 +65,7 @@ public final class HTTPCache: Sendable {
     /// The app policy in force.
     public var policy: CachePolicy { settings.withLock { $0.policy } }
 
-    /// Changes the app policy at run time (seed 002 "update settings"); takes effect for the
+    /// Changes the app policy at run time (an app's settings screen); takes effect for the
     /// next request.
     public func updatePolicy(_ change: (inout CachePolicy) -> Void) {
         settings.withLock { settings in
@@ -139,7 +139,7 @@ public final class HTTPCache: Sendable {
         }
     }
 
-    /// Removes everything stored (seed 000 "clear cache").
+    /// Removes everything stored (an app's "clear cache" button).
     public func clear() throws { try store.removeAll() }
 
     /// Removes everything stored for `host`.

@@ -39,7 +39,7 @@ public final class WebCacheURLProtocol: URLProtocol {
         installed.withLock { $0 = nil }
     }
 
-    /// The request mode for a `URLRequest.CachePolicy` (seed 003's six policies).
+    /// The request mode for a `URLRequest.CachePolicy` (all six of Foundation's policies).
     public static func mode(for policy: URLRequest.CachePolicy) -> RequestMode {
         switch policy {
         case .reloadIgnoringLocalCacheData: return .reload

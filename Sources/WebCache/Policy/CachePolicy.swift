@@ -1,4 +1,4 @@
-/// The app's rules on top of HTTP caching (the seeds' settings), changeable at run time and
+/// The app's rules on top of HTTP caching (lifetimes, sliding expiry, allow and block lists), changeable at run time and
 /// loadable from a YAML file (``CachePolicy/load(from:)``).
 ///
 /// ```yaml
@@ -21,7 +21,7 @@
 ///     slidingExpiry: true          # each hit extends the app-set expiry
 /// ```
 public struct CachePolicy: Sendable, Hashable, Codable {
-    /// When false, every request goes to the origin and nothing is stored (seed 002 `stop`).
+    /// When false, every request goes to the origin and nothing is stored (an app's switch to stop caching).
     public var enabled: Bool
     /// How stale a stored response may be served when the origin is unreachable, in seconds;
     /// `nil` means without limit.
@@ -77,7 +77,7 @@ public struct CachePolicy: Sendable, Hashable, Codable {
         self.lifetimes = lifetimes
     }
 
-    /// Traffic the cache handles; the rest passes through (seed 002's three filters).
+    /// Traffic the cache handles; the rest passes through (filters by host, path and content type).
     public struct AllowList: Sendable, Hashable, Codable {
         /// Hosts, each matching itself and its subdomains.
         public var hosts: [String]
@@ -98,7 +98,7 @@ public struct CachePolicy: Sendable, Hashable, Codable {
         }
     }
 
-    /// Requests that are answered with an empty response (seed 003's ad filtering).
+    /// Requests that are answered with an empty response (ad and tracker filtering).
     public struct BlockList: Sendable, Hashable, Codable {
         /// Host suffixes: `doubleclick.net` blocks it and every subdomain.
         public var hostSuffixes: [String]
@@ -124,11 +124,11 @@ public struct CachePolicy: Sendable, Hashable, Codable {
         public var urlPatterns: [URLPattern]?
         /// Content-type prefixes (`text/css`, `image/`); empty for any.
         public var contentTypes: [String]?
-        /// A lifetime in seconds that replaces the response's own (seed 002 `cacheTime`).
+        /// A lifetime in seconds that replaces the response's own (an app's own cache time).
         public var ttl: Int?
         /// A lifetime in seconds used only when the response gives none.
         public var defaultTTL: Int?
-        /// Whether a hit extends the app-set expiry by the rule's lifetime (seed 001).
+        /// Whether a hit extends the app-set expiry by the rule's lifetime (content read often stays, content not read ages out).
         public var slidingExpiry: Bool?
 
         /// Creates a rule.

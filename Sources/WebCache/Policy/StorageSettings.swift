@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The storage part of a configuration file (seed 002's capacities and sub-directory):
+/// The storage part of a configuration file (capacities in memory and on disk, and the sub-directory):
 ///
 /// ```yaml
 /// storage:

@@ -8,7 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Makes web pages readable offline (seed 002): fetches each page through the cache, finds
+/// Makes web pages readable offline (an app's "save for reading later"): fetches each page through the cache, finds
 /// every subresource it needs (stylesheets and what they import, scripts, images with their
 /// `srcset`, fonts, media, frames), fetches those too, and records a **page manifest** that pins
 /// them all until the page is removed or refreshed as a unit.
@@ -77,7 +77,7 @@ public final class Preloader: Sendable {
         return stream
     }
 
-    /// Preloads a plain list of resources (seed 002's second mode), kept together as one
+    /// Preloads a plain list of resources (an app's own list of what it will need offline), kept together as one
     /// manifest named `group`.
     public func preload(resources: [URL], group: String, progress: AsyncStream<PreloadEvent>.Continuation? = nil) async -> PageReport {
         let run = PreloadRun(cache: cache, options: options, progress: progress)

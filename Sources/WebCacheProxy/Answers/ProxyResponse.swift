@@ -16,7 +16,7 @@ package struct ProxyResponse: Sendable {
     package var head: HTTPResponse
     var body: Body
     /// For a fresh answer from the store: the engine's terms for sending it again.
-    var repeatable: RepeatableAnswer?
+    var replayTerms: ReplayTerms?
 
     /// Where the body is: one of three, never a mix.
     enum Body: Sendable {
@@ -75,6 +75,6 @@ enum EncodedAnswer: Sendable {
     case bytes(ByteBuffer)
     /// The head, then bytes of a stored body from its file.
     case headThenFile(ByteBuffer, StoredBodyFile)
-    /// Head and body in one file (a repeated answer, ``WireFile``).
+    /// Head and body in one file (a replayed answer, ``WireFile``).
     case wholeFile(WireFile)
 }

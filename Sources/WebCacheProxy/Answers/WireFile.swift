@@ -5,7 +5,7 @@ import NIOCore
 import Glibc
 #endif
 
-/// A whole answer, head and body, in one unnamed file: repeating it is a single `sendfile`, with
+/// A whole answer, head and body, in one unnamed file: replaying it is a single `sendfile`, with
 /// no separate write for the head (a segment, and a wake-up of the client, of its own) and no
 /// opening of the entry's body file.
 ///

@@ -13,7 +13,7 @@ import Foundation
 /// answer on the spot, hands the rest to the engine on a task, and writes the answers — encoded
 /// here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer — streaming bodies
 /// that are still arriving. A request seen before gets the encoded answer sent then, while the
-/// engine confirms it stands (``RepeatedAnswers``). A `CONNECT` turns the connection into a
+/// engine confirms it stands (``ReplayCache``). A `CONNECT` turns the connection into a
 /// tunnel, or — for a host the proxy intercepts HTTPS for — a TLS connection of its own whose
 /// requests are served by another such handler (``InterceptedTunnel``).
 ///
@@ -47,8 +47,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Inside an intercepted tunnel: its destination, which every request goes to.
     let tunnel: InterceptedTunnel?
-    /// The answers repeated on this connection: plain and tunnelled requests are kept apart.
-    private let answers: RepeatedAnswers
+    /// The answers replayed on this connection: plain and tunnelled requests are kept apart.
+    private let answers: ReplayCache
 
     init(proxy: CachingProxy, decoder: ByteToMessageHandler<RequestDecoder>, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
@@ -168,9 +168,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let persistence = ConnectionPersistence(
             for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
-        let mayRepeat = proxy.configuration.repeatsAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
+        let mayRepeat = proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
         let identity = mayRepeat ? RequestIdentity(head: head) : nil
-        if let identity, let answer = proxy.repeatedAnswer(to: identity, from: answers) {
+        if let identity, let answer = proxy.replayedAnswer(to: identity, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return
         }

@@ -82,13 +82,13 @@ extension CachingProxy {
             file.size = stored.range.count
             outgoing.body = .file(file)
         }
-        outgoing.repeatable = response.repeatable
+        outgoing.replayTerms = response.replayTerms
         return outgoing
     }
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still
-    /// stands (``RepeatedAnswers``), counted as sent; `nil` otherwise.
-    func repeatedAnswer(to identity: RequestIdentity, from answers: RepeatedAnswers) -> EncodedAnswer? {
+    /// stands (``ReplayCache``), counted as sent; `nil` otherwise.
+    func replayedAnswer(to identity: RequestIdentity, from answers: ReplayCache) -> EncodedAnswer? {
         guard let answer = answers.answer(to: identity) else { return nil }
         let encoded: EncodedAnswer
         switch answer.wire {
@@ -103,7 +103,7 @@ extension CachingProxy {
         case .wholeFile(let file):
             encoded = .wholeFile(file)
         }
-        guard cache.repeatAnswer(answer.terms) else {
+        guard cache.confirmReplay(answer.terms) else {
             if case .headThenFile(_, let file) = encoded { try? file.handle.close() }
             answers.forget(identity)
             return nil
@@ -112,27 +112,27 @@ extension CachingProxy {
         return encoded
     }
 
-    /// Keeps an encoded fresh answer for the same request (see ``repeatedAnswer(to:)``). A body
+    /// Keeps an encoded fresh answer for the same request (see ``replayedAnswer(to:)``). A body
     /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
-    /// answer is small enough to keep (``RepeatedAnswers/largestWireFile``) and the platform has
-    /// such files; otherwise its file is opened again for each repeat.
-    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: RepeatedAnswers) {
-        guard let terms = response.repeatable else { return }
-        let wire: RepeatedAnswer.Wire
+    /// answer is small enough to keep (``ReplayCache/largestWireFile``) and the platform has
+    /// such files; otherwise its file is opened again for each replay.
+    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: ReplayCache) {
+        guard let terms = response.replayTerms else { return }
+        let wire: RecordedAnswer.Wire
         switch encoded {
         case .bytes(let bytes):
             guard answers.admits(identity) else { return }
             wire = .buffer(bytes)
         case .headThenFile(let head, let file):
-            // Only a whole body: a range of it (a 206) is not repeated from the entry's file.
+            // Only a whole body: a range of it (a 206) is not replayed from the entry's file.
             guard file.offset == 0, answers.admits(identity) else { return }
-            let whole = head.readableBytes + file.size <= RepeatedAnswers.largestWireFile
+            let whole = head.readableBytes + file.size <= ReplayCache.largestWireFile
                 ? WireFile.make(head: head, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
             wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
         case .wholeFile:
             return
         }
-        answers.remember(RepeatedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: identity)
+        answers.remember(RecordedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: identity)
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what
@@ -169,7 +169,7 @@ extension CachingProxy {
     /// targets are kept, so that repeated requests skip parsing.
     func reverseTarget(_ uri: String) -> ReverseTarget? {
         guard let upstream = configuration.upstream else { return nil }
-        if let known = reverseTargets.withLockedValue({ $0[ExactText(uri)] }) { return known }
+        if let known = reverseTargets.withLockedValue({ $0[ByteExactText(uri)] }) { return known }
         var path = uri
         if !path.hasPrefix("/") {
             guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
@@ -179,7 +179,7 @@ extension CachingProxy {
         guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }
         let target = ReverseTarget(url: url, path: path)
         reverseTargets.withLockedValue { targets in
-            targets[ExactText(uri)] = target
+            targets[ByteExactText(uri)] = target
         }
         return target
     }

@@ -81,8 +81,8 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --intercept-https: a host (or domain, or *.domain) to intercept; repeatable. Without any, every host is (loopback --listen only).", valueName: "pattern"))
     var interceptHost: [String] = []
 
-    @Flag(help: "Do not keep encoded answers for request heads seen before (the byte-identical repeat shortcut): saves its memory (up to 8 MiB, 32 MiB of files) where clients never repeat a request exactly.")
-    var noRepeatedAnswers = false
+    @Flag(help: "Do not keep encoded answers for request heads seen before (answer replay, the byte-identical shortcut): saves its memory (up to 8 MiB, 32 MiB of files) where clients never repeat a request exactly.")
+    var noAnswerReplay = false
 
     @Option(help: ArgumentHelp("Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).", valueName: "count"))
     var threads: Int?
@@ -145,7 +145,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
             proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
             proxyConfiguration.tlsInterception = interception
-            proxyConfiguration.repeatsAnswers = !noRepeatedAnswers
+            proxyConfiguration.replaysAnswers = !noAnswerReplay
             let proxy = CachingProxy(cache: httpCache, configuration: proxyConfiguration, logger: logger, group: group)
             let serving = Task { try await proxy.run() }
             let signals = onStopSignals { serving.cancel() }

@@ -32,47 +32,47 @@ struct RequestIdentity: Hashable, Sendable {
         hasher.combine(digest)
     }
 
-    /// Byte for byte (``ExactText``).
+    /// Byte for byte (``ByteExactText``).
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
-        guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version, ExactText.sameBytes(left.uri, right.uri),
+        guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version, ByteExactText.sameBytes(left.uri, right.uri),
             left.headers.count == right.headers.count
         else { return false }
         return zip(left.headers, right.headers).allSatisfy {
-            ExactText.sameBytes($0.name, $1.name) && ExactText.sameBytes($0.value, $1.value)
+            ByteExactText.sameBytes($0.name, $1.name) && ByteExactText.sameBytes($0.value, $1.value)
         }
     }
 }
 
 /// A fresh answer from the store as it went on the wire, kept for the same request.
-struct RepeatedAnswer: Sendable {
+struct RecordedAnswer: Sendable {
     /// How an answer goes on the wire again.
     enum Wire: Sendable {
         /// Head and body, encoded in memory.
         case buffer(ByteBuffer)
-        /// The encoded head, then the body from the entry's file, opened again for each repeat.
+        /// The encoded head, then the body from the entry's file, opened again for each replay.
         case headThenEntryFile(ByteBuffer)
         /// Head and body in one file (for bodies that go from their files and are small enough
-        /// to copy: ``RepeatedAnswers/largestWireFile``).
+        /// to copy: ``ReplayCache/largestWireFile``).
         case wholeFile(WireFile)
     }
 
     var wire: Wire
     /// The response's status code, for the metrics.
     var status: Int
-    /// The engine's terms for repeating it.
-    var terms: RepeatableAnswer
+    /// The engine's terms for replaying it.
+    var terms: ReplayTerms
 }
 
 /// Encoded answers to recent requests, sent again while the engine confirms they stand
-/// (`HTTPCache.repeatAnswer`): a hit repeated this way skips routing, the reuse decision and the
+/// (`HTTPCache.confirmReplay`): a hit replayed this way skips routing, the reuse decision and the
 /// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full
 /// it starts again empty.
 ///
 /// Only a request seen before is worth keeping an answer for (``admits(_:)``): where every
 /// request differs (each browser's own cookies, user agent, tracing headers) keeping each
 /// answer would cost an encoded copy — for large bodies a new file — per request, never used.
-final class RepeatedAnswers: Sendable {
+final class ReplayCache: Sendable {
     static let capacity = 4096
     /// Bytes of encoded answers held in memory.
     static let byteBudget = 8 << 20
@@ -101,7 +101,7 @@ final class RepeatedAnswers: Sendable {
     }
 
     private struct State {
-        var answers: [RequestIdentity: RepeatedAnswer] = [:]
+        var answers: [RequestIdentity: RecordedAnswer] = [:]
         var cost = Cost()
         /// Hashes of request heads seen once, whose answers were not kept.
         var seenOnce = Set<Int>()
@@ -115,7 +115,7 @@ final class RepeatedAnswers: Sendable {
     /// How many answers are kept.
     var count: Int { state.withLockedValue { $0.answers.count } }
 
-    func answer(to identity: RequestIdentity) -> RepeatedAnswer? {
+    func answer(to identity: RequestIdentity) -> RecordedAnswer? {
         return state.withLockedValue { $0.answers[identity] }
     }
 
@@ -131,7 +131,7 @@ final class RepeatedAnswers: Sendable {
         }
     }
 
-    func remember(_ answer: RepeatedAnswer, for identity: RequestIdentity) {
+    func remember(_ answer: RecordedAnswer, for identity: RequestIdentity) {
         let cost = Self.cost(of: answer)
         guard cost.memory <= Self.largestAnswer, cost.files <= Self.largestWireFile else { return }
         state.withLockedValue { state in
@@ -158,7 +158,7 @@ final class RepeatedAnswers: Sendable {
 
     /// What an answer counts against ``byteBudget`` (its buffer, and a little for its key) and
     /// against ``wireFileBudget``.
-    private static func cost(of answer: RepeatedAnswer) -> Cost {
+    private static func cost(of answer: RecordedAnswer) -> Cost {
         switch answer.wire {
         case .buffer(let bytes), .headThenEntryFile(let bytes): Cost(memory: bytes.capacity + keyCost)
         case .wholeFile(let file): Cost(memory: keyCost, files: file.size)

@@ -24,13 +24,13 @@ extension HTTPCache {
         response.storedFile.flatMap { openBodyFile(of: $0.entry) }
     }
 
-    /// The body file of the entry a repeatable answer was made from, opened; `nil` when it is no
+    /// The body file of the entry an answer's replay terms was made from, opened; `nil` when it is no
     /// longer usable.
-    package func openBodyFile(of answer: RepeatableAnswer) -> OpenedBodyFile? {
+    package func openBodyFile(of answer: ReplayTerms) -> OpenedBodyFile? {
         openBodyFile(of: answer.entry)
     }
 
-    /// Where the cache keeps its files: a front door's own files (the proxy's repeated answers)
+    /// Where the cache keeps its files: a front door's own files (the proxy's replayed answers)
     /// go beside the bodies, on the same file system.
     package var directory: URL {
         store.configuration.directory

@@ -171,7 +171,7 @@ extension HTTPCache {
     func offlineAnswerAllowed(_ entry: CacheEntry, request: HTTPRequest, policy: CachePolicy, now: Date) -> Bool {
         let configuration = self.configuration
         let offline = configuration.rules.reuse(
-            entry.stored, facts: storedFacts.facts(of: entry, rules: configuration.rules), for: request, now: now,
+            entry.stored, facts: entryFacts.facts(of: entry, rules: configuration.rules), for: request, now: now,
             conditions: ReuseConditions(originReachable: false, maxStaleWhenDisconnected: policy.offlineMaxStale))
         if case .useStale = offline.action { return true }
         if offline.mayServeStaleOnError { return true }

@@ -9,11 +9,11 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Whether `answer` still stands for the request that got it; if so, counts and records it
+    /// Whether the answer made under `answer` still stands for the request that got it; if so, counts and records it
     /// as a hit (as ``storedResponse(for:mode:)`` would have). `false` when the store or the
-    /// settings changed, or the clock moved past ``RepeatableAnswer/validUntil`` (or back before
+    /// settings changed, or the clock moved past ``ReplayTerms/validUntil`` (or back before
     /// the decision): then ask the engine again. Never suspends.
-    package func repeatAnswer(_ answer: RepeatableAnswer) -> Bool {
+    package func confirmReplay(_ answer: ReplayTerms) -> Bool {
         let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
         guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
         let now = clock()
@@ -28,15 +28,15 @@ extension HTTPCache {
     }
 
     /// The terms on which `response`, a fresh answer of `entry` to a request in the default mode,
-    /// may be repeated; `nil` when serving it had side effects a repeat would skip (a sliding
+    /// may be replayed; `nil` when serving it had side effects a replay would skip (a sliding
     /// expiry moves on with every use).
-    func repeatability(
+    func replayTerms(
         of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, configuration: Configuration
-    ) -> RepeatableAnswer? {
+    ) -> ReplayTerms? {
         guard slidingExpiry(of: entry, url: response.url, policy: configuration.policy, now: now) == nil else { return nil }
         // The age moves on by whole seconds; so does the time left of an app-set expiry, which
         // overrides the freshness of the response (`decide`).
-        var validUntil = storedFacts.facts(of: entry, rules: configuration.rules).ageChanges(after: now)
+        var validUntil = entryFacts.facts(of: entry, rules: configuration.rules).ageChanges(after: now)
         if let appExpiry = entry.appExpiry {
             let left = appExpiry.timeIntervalSince(now)
             validUntil = min(validUntil, appExpiry.addingTimeInterval(-left.rounded(.down)))
@@ -44,7 +44,7 @@ extension HTTPCache {
         // A millisecond's margin for rounding in the date arithmetic.
         validUntil = validUntil.addingTimeInterval(-0.001)
         guard validUntil > now else { return nil }
-        return RepeatableAnswer(
+        return ReplayTerms(
             entry: entry, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
             storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
     }

@@ -3,9 +3,9 @@ import Testing
 import WebCacheTestSupport
 
 @Suite("The caching proxy: repeated answers to the same request", .serialized)
-struct ProxyRepeatedAnswerTests {
+struct ProxyReplayTests {
     @Test("the same request gets the same fresh answer until the entry or its Age changes; different requests are told apart")
-    func repeatedAnswers() async throws {
+    func replayCache() async throws {
         try await TestOrigin.with { origin in
             let version = Counter()
             origin.route("/item") { request in
@@ -51,7 +51,7 @@ struct ProxyRepeatedAnswerTests {
     @Test(
         "large answers are repeated whole and unchanged, on parallel connections, from one unnamed file up to the size limit and from the entry's file above it",
         arguments: [128 << 10, 5 << 19])
-    func largeRepeatedAnswers(size: Int) async throws {
+    func largeReplayCache(size: Int) async throws {
         try await TestOrigin.with { origin in
             let version = Counter()
             origin.route("/large") { request in

@@ -69,7 +69,7 @@ extension HTTPCache {
                 head.headerFields[.age] = String(decision.age)
             } else {
                 // Worked out once per entry; each answer sets its age.
-                let serving = storedFacts.servingHead(of: entry, rules: rules)
+                let serving = entryFacts.servingHead(of: entry, rules: rules)
                 head = serving.response
                 head.headerFields[serving.agePosition] = HTTPField(name: .age, value: String(decision.age))
                 switch ranges {
@@ -106,7 +106,7 @@ extension HTTPCache {
     }
 
     /// The app-set expiry a use of `entry` at `now` moves on to, under a lifetime rule with
-    /// sliding expiry (seed 002); `nil` when no such rule applies.
+    /// sliding expiry; `nil` when no such rule applies.
     func slidingExpiry(of entry: CacheEntry, url: URL, policy: CachePolicy, now: Date) -> Date? {
         guard !policy.lifetimes.isEmpty,
             let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType]),
@@ -115,7 +115,7 @@ extension HTTPCache {
         return now.addingTimeInterval(TimeInterval(seconds))
     }
 
-    /// The empty answer to a blocked URL (seed 003's ad filtering); the network is never used.
+    /// The empty answer to a blocked URL (ad and tracker filtering); the network is never used.
     func blockedResponse(url: URL, configuration: Configuration) -> CacheResponse {
         let status = CacheStatus(cache: configuration.cacheName, forward: .bypass, detail: "blocked")
         var head = HTTPResponse(status: .ok)

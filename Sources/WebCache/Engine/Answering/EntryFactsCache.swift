@@ -8,7 +8,7 @@ import WebCacheStore
 /// Keyed by entry, and checked against the entry's exchange times: an entry refreshed by a 304
 /// (new times) or a new entry that happens to reuse an identity gets new facts. When full, the
 /// table starts again empty, which costs one parse per entry served next.
-final class StoredFactsMemo: Sendable {
+final class EntryFactsCache: Sendable {
     private struct Item {
         var requestTime: Double
         var responseTime: Double
@@ -26,7 +26,7 @@ final class StoredFactsMemo: Sendable {
     }
 
     static let capacity = 8192
-    private let items = Locked(BoundedTable<Int64, Item>(capacity: StoredFactsMemo.capacity))
+    private let items = Locked(BoundedTable<Int64, Item>(capacity: EntryFactsCache.capacity))
 
     /// The facts of `entry`'s stored response under `rules`, worked out at most once.
     func facts(of entry: CacheEntry, rules: CacheRules) -> StoredFacts {

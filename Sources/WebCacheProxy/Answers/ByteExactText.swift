@@ -9,7 +9,7 @@ import Darwin
 /// Text compared byte for byte, as a dictionary key: Swift's `==` on strings also matches
 /// canonically equivalent ones ("café" precomposed and decomposed), which in a request are
 /// different targets and different field values.
-struct ExactText: Hashable, Sendable {
+struct ByteExactText: Hashable, Sendable {
     let text: String
 
     init(_ text: String) {
@@ -21,7 +21,7 @@ struct ExactText: Hashable, Sendable {
         hasher.combine(text)
     }
 
-    static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+    static func == (lhs: ByteExactText, rhs: ByteExactText) -> Bool {
         sameBytes(lhs.text, rhs.text)
     }
 

@@ -128,7 +128,7 @@ extension HTTPCache {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
             if mode == .default, let storeRevision, response.storedFile.map({ $0.range == 0..<entry.bodySize }) ?? true {
-                response.repeatable = repeatability(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
+                response.replayTerms = replayTerms(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
             }
             return .answer(response)
         case .useStale(let reason):
@@ -157,7 +157,7 @@ extension HTTPCache {
     func select(_ candidates: [CacheEntry], for request: HTTPRequest, rules: CacheRules) -> CacheEntry? {
         guard !candidates.isEmpty else { return nil }
         if candidates.count == 1 {
-            return storedFacts.facts(of: candidates[0], rules: rules).variantMatches(request) ? candidates[0] : nil
+            return entryFacts.facts(of: candidates[0], rules: rules).variantMatches(request) ? candidates[0] : nil
         }
         guard let chosen = rules.selectVariant(from: candidates.map(\.stored), for: request) else { return nil }
         return candidates.first { $0.stored == chosen }
@@ -168,7 +168,7 @@ extension HTTPCache {
         _ entry: CacheEntry, request: HTTPRequest, mode: RequestMode, now: Date, configuration: Configuration
     ) -> ReuseDecision {
         let rules = configuration.rules
-        var decision = rules.reuse(entry.stored, facts: storedFacts.facts(of: entry, rules: rules), for: request, now: now)
+        var decision = rules.reuse(entry.stored, facts: entryFacts.facts(of: entry, rules: rules), for: request, now: now)
         if decision.action == .fetch { return decision }
         switch mode {
         case .preferCache, .onlyCache:

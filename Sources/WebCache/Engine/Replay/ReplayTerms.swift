@@ -11,19 +11,19 @@ import Foundation
 /// settings change first.
 ///
 /// A server that sees the same request again (same method, target and header fields) may send
-/// what it sent before, once ``HTTPCache/repeatAnswer(_:)`` confirms the answer still stands; the
-/// reuse decision is made only by the engine, and the repeat is counted and recorded like the
+/// what it sent before, once ``HTTPCache/confirmReplay(_:)`` confirms the answer still stands; the
+/// reuse decision is made only by the engine, and the replay is counted and recorded like the
 /// first answer.
-package struct RepeatableAnswer: Sendable {
+package struct ReplayTerms: Sendable {
     /// The entry that answered (its body file, when the answer named one, is opened again).
     package let entry: CacheEntry
-    /// The body bytes a repeat serves from the cache, for the counters.
+    /// The body bytes a replay serves from the cache, for the counters.
     let bytesFromCache: Int
     /// The store's ``WebCacheStore/CacheStore/revision`` the entry was current for.
     let storeRevision: UInt64
     /// The settings' revision the decision was made under.
     let settingsRevision: UInt64
-    /// When the decision was made; a clock that goes back before it ends the repeats.
+    /// When the decision was made; a clock that goes back before it ends the replays.
     let decidedAt: Date
     /// When the same decision would first come out differently (the age, or the time left of an
     /// app-set expiry, moves on by a second).
