@@ -185,14 +185,38 @@ let package = Package(
         .testTarget(
             name: "WebCacheTests",
             dependencies: [
-                "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
-                "WebCacheTLS", "webcache",
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
+                "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "WebCacheURLProtocolTests",
+            dependencies: ["WebCache", "HTTPCaching", "WebCacheTestSupport"]
+        ),
+        .testTarget(
+            name: "WebCacheProxyTests",
+            dependencies: [
+                "WebCacheProxy", "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTLS", "WebCacheTestSupport",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "WebCacheCLITests",
+            dependencies: [
+                "webcache", "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheDemo", "WebCacheTLS", "WebCacheTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "WebCacheTLSTests",
+            dependencies: [
+                "WebCacheTLS", "WebCacheTestSupport",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(

@@ -1,6 +1,8 @@
+import HTTPCaching
+
 /// An error from the cache store: a stable ``code`` to match on, a message that says what went
 /// wrong, and the underlying error when there is one.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+public struct StoreError: CodedError {
     /// What kind of failure this is. New codes may be added.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
@@ -35,10 +37,5 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
         self.cause = cause
-    }
-
-    /// The message, with the cause when there is one.
-    public var description: String {
-        cause.map { "\(message) (\($0))" } ?? message
     }
 }

@@ -43,6 +43,9 @@ public final class TestOrigin: @unchecked Sendable {
         public var pauseAfter: Int?
         /// How long to wait half-way through the body.
         public var pause: Duration = .zero
+        /// With ``pauseAfter``: instead of waiting ``pause``, wait until this gate opens, so that
+        /// a test decides when the rest of the body goes (no sleeping, no wall-clock bounds).
+        public var pauseUntil: OriginGate?
         /// Send the body chunked, without `Content-Length`.
         public var chunked = false
         /// Send this many body bytes (of a `Content-Length` for the whole), then close: a
@@ -223,6 +226,17 @@ private final class OriginHandler: ChannelInboundHandler {
             remainder.pauseAfter = nil
             let rest = remainder
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            if let gate = response.pauseUntil {
+                let loop = context.eventLoop
+                Task {
+                    try? await gate.pass()
+                    loop.execute {
+                        let (handler, context) = bound.value
+                        handler.writeBody(rest, keepAlive: keepAlive, context: context)
+                    }
+                }
+                return
+            }
             let nanoseconds = response.pause.components.seconds * 1_000_000_000 + response.pause.components.attoseconds / 1_000_000_000
             context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
                 let (handler, context) = bound.value

@@ -83,7 +83,7 @@ struct ModesAndOfflineTests {
                 _ = try await h.get("/never")
                 Issue.record("expected an error")
             } catch let error as CacheError {
-                #expect(error.kind == .offlineMiss)
+                #expect(error.code == .offlineMiss)
             }
         }
     }

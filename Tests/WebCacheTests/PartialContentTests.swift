@@ -8,7 +8,7 @@ import WebCacheTestSupport
 
 @Suite("Parts stored and combined: 206s, bodies cut short, completing a prefix (RFC 9111 §3.3, §3.4)", .serialized)
 struct PartialContentTests {
-    static let body = RangeServingTests.media
+    static let body = MediaFixture.media
 
     /// `/data.bin`: 200,000 bytes, ranges answered one at a time, with the entity tag `tag` gives.
     static func routeRanged(_ origin: TestOrigin, tag: @escaping @Sendable () -> String = { "\"d1\"" }) {

@@ -6,34 +6,6 @@ import WebCache
 import WebCacheStore
 import WebCacheTestSupport
 
-/// An origin whose answers a test scripts: it refuses connections (like a closed port) or
-/// answers, and counts every attempt.
-final class ScriptedOrigin: OriginFetching, @unchecked Sendable {
-    enum Behaviour { case refuse, answer(String, cacheControl: String) }
-    private let lock = NSLock()
-    private var behaviour = Behaviour.refuse
-    private var attemptCount = 0
-
-    var attempts: Int { lock.withLock { attemptCount } }
-    func behave(_ next: Behaviour) { lock.withLock { behaviour = next } }
-
-    func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
-        let behaviour = lock.withLock { () -> Behaviour in
-            attemptCount += 1
-            return self.behaviour
-        }
-        switch behaviour {
-        case .refuse:
-            throw OriginError(.unreachable, "cannot connect to \(request.url?.host ?? "?"): connection refused", connectionFailed: true)
-        case .answer(let text, let cacheControl):
-            var head = HTTPResponse(status: .ok)
-            head.headerFields[.cacheControl] = cacheControl
-            head.headerFields[.eTag] = "\"\(text)\""
-            return OriginResponse(head: head, body: Data(text.utf8))
-        }
-    }
-}
-
 @Suite("Engine: unreachable origins are known at once and remembered")
 struct ReachabilityTests {
     /// A cache over a scripted origin, with a hand-moved clock.

@@ -181,11 +181,3 @@ struct RequestPathTests {
         }
     }
 }
-
-/// A thread-safe counter for route handlers.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = 0
-    var value: Int { lock.withLock { current } }
-    func next() -> Int { lock.withLock { current += 1; return current } }
-}

@@ -98,7 +98,7 @@ struct SwiftNIOOriginTests {
             let closed = URL(string: "http://127.0.0.1:\(origin.port)/x")!
             try await origin.stop()
             let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(closed), body: nil) }
-            #expect(refused?.kind == .unreachable && refused?.connectionFailed == true)
+            #expect(refused?.code == .unreachable && refused?.connectionFailed == true)
 
             let silent = SilentOrigin()
             try await silent.start()
@@ -106,13 +106,13 @@ struct SwiftNIOOriginTests {
             let clock = ContinuousClock()
             let start = clock.now
             let timedOut = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(silent.url("/x")), body: nil) }
-            #expect(timedOut?.kind == .unreachable && timedOut?.connectionFailed == false)
+            #expect(timedOut?.code == .unreachable && timedOut?.connectionFailed == false)
             #expect(clock.now - start < .seconds(5))
         }
         try await Self.withOrigin { origin, client in
             origin.route("/big") { _ in TestOrigin.Response(body: Data(repeating: 0x62, count: 2 << 20)) }
             let tooLarge = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/big")), body: nil) }
-            #expect(tooLarge?.kind == .invalidResponse)
+            #expect(tooLarge?.code == .invalidResponse)
         }
     }
 
@@ -130,7 +130,7 @@ struct SwiftNIOOriginTests {
         try await Self.withOrigin(tls: tls) { origin, client in
             origin.route("/s") { _ in .text("secure") }
             let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/s")), body: nil) }
-            #expect(refused?.kind == .invalidResponse && refused?.message.contains("TLS") == true, "\(String(describing: refused))")
+            #expect(refused?.code == .invalidResponse && refused?.message.contains("TLS") == true, "\(String(describing: refused))")
         }
     }
 }

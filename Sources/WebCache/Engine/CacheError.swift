@@ -1,37 +1,38 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import HTTPCaching
 
 /// An error from ``HTTPCache``: the request could not be answered at all.
-public struct CacheError: Error, Sendable, CustomStringConvertible {
-    /// What kind of failure.
-    public enum Kind: Sendable, Hashable {
+public struct CacheError: CodedError {
+    /// What kind of failure this is. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case offlineMiss, originFailed, invalidRequest, tooManyRedirects
+        }
+        private let value: Value
+
         /// The origin is unreachable and nothing usable is stored.
-        case offlineMiss
-        /// The origin failed (see ``CacheError/cause``).
-        case originFailed
+        public static let offlineMiss = Code(value: .offlineMiss)
+        /// The origin failed in another way (see ``CacheError/cause``, an ``OriginError``).
+        public static let originFailed = Code(value: .originFailed)
         /// The request cannot be handled (no absolute URL, an unsupported scheme).
-        case invalidRequest
+        public static let invalidRequest = Code(value: .invalidRequest)
         /// Too many redirects, or a redirect loop.
-        case tooManyRedirects
+        public static let tooManyRedirects = Code(value: .tooManyRedirects)
+
+        /// The code's name.
+        public var description: String { "\(value)" }
     }
 
-    /// What kind of failure.
-    public var kind: Kind
+    /// What kind of failure this is.
+    public var code: Code
     /// What went wrong, for people.
     public var message: String
     /// The underlying error.
     public var cause: (any Error)?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil) {
-        self.kind = kind
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
         self.message = message
         self.cause = cause
     }
-
-    /// The message and cause.
-    public var description: String { cause.map { "\(message) (\($0))" } ?? message }
 }

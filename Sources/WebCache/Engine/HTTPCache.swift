@@ -132,7 +132,7 @@ public final class HTTPCache: Sendable {
         guard case .arriving(let arriving) = response.content else { return }
         do {
             response.content = .bytes(try await arriving.collect())
-        } catch let error as OriginError where error.kind == .unreachable {
+        } catch let error as OriginError where error.code == .unreachable {
             throw CacheError(.offlineMiss, "\(response.url.absoluteString): the origin stopped answering", cause: error)
         } catch {
             throw CacheError(.originFailed, "receiving \(response.url.absoluteString) failed", cause: error)

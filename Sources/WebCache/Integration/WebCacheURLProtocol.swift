@@ -98,11 +98,8 @@ public final class WebCacheURLProtocol: URLProtocol {
             client?.urlProtocol(this, didReceive: http, cacheStoragePolicy: .notAllowed)
             if !response.body.isEmpty { client?.urlProtocol(this, didLoad: response.body) }
             client?.urlProtocolDidFinishLoading(this)
-        } catch let error as CacheError {
-            let code: URLError.Code = error.kind == .offlineMiss ? .notConnectedToInternet : error.kind == .tooManyRedirects ? .httpTooManyRedirects : .cannotLoadFromNetwork
-            client?.urlProtocol(this, didFailWithError: URLError(code, userInfo: [NSLocalizedDescriptionKey: error.description]))
         } catch {
-            client?.urlProtocol(this, didFailWithError: error)
+            client?.urlProtocol(this, didFailWithError: Self.urlError(for: error))
         }
     }
 

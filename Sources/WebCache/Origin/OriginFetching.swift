@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 
 #if canImport(FoundationEssentials)
@@ -47,19 +48,28 @@ public struct OriginResponse: Sendable {
 }
 
 /// Why an origin fetch failed.
-public struct OriginError: Error, Sendable, CustomStringConvertible {
-    /// The kind of failure.
-    public enum Kind: Sendable, Hashable {
+public struct OriginError: CodedError {
+    /// What kind of failure this is. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case unreachable, invalidRequest, invalidResponse
+        }
+        private let value: Value
+
         /// No answer: connection refused, name not resolved, timed out, network down.
-        case unreachable
+        public static let unreachable = Code(value: .unreachable)
         /// The request could not be sent as given (e.g. an invalid URL).
-        case invalidRequest
-        /// The answer could not be used (a body past the size limit, a broken message).
-        case invalidResponse
+        public static let invalidRequest = Code(value: .invalidRequest)
+        /// The answer could not be used (a body past the size limit, a broken message, a
+        /// certificate that failed verification).
+        public static let invalidResponse = Code(value: .invalidResponse)
+
+        /// The code's name.
+        public var description: String { "\(value)" }
     }
 
-    /// The kind of failure.
-    public var kind: Kind
+    /// What kind of failure this is.
+    public var code: Code
     /// What went wrong.
     public var message: String
     /// The underlying error.
@@ -70,13 +80,10 @@ public struct OriginError: Error, Sendable, CustomStringConvertible {
     public var connectionFailed: Bool
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil, connectionFailed: Bool = false) {
-        self.kind = kind
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil, connectionFailed: Bool = false) {
+        self.code = code
         self.message = message
         self.cause = cause
-        self.connectionFailed = connectionFailed && kind == .unreachable
+        self.connectionFailed = connectionFailed && code == .unreachable
     }
-
-    /// The message and cause.
-    public var description: String { cause.map { "\(message): \($0)" } ?? message }
 }

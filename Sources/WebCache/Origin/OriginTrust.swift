@@ -34,16 +34,16 @@ public struct OriginTrust: Sendable {
         var authorities: [NIOSSLCertificate] = []
         for file in files {
             guard FileManager.default.isReadableFile(atPath: file) else {
-                throw PolicyError("cannot read the certificate authority file \(file): no such file, or not readable")
+                throw PolicyError(.unreadableFile, "cannot read the certificate authority file \(file): no such file, or not readable")
             }
             do {
                 let certificates = try NIOSSLCertificate.fromPEMFile(file)
-                guard !certificates.isEmpty else { throw PolicyError("\(file) holds no PEM certificate") }
+                guard !certificates.isEmpty else { throw PolicyError(.invalidConfiguration, "\(file) holds no PEM certificate") }
                 authorities += certificates
             } catch let error as PolicyError {
                 throw error
             } catch {
-                throw PolicyError("\(file) is not a PEM certificate file (\(error))")
+                throw PolicyError(.invalidConfiguration, "\(file) is not a PEM certificate file (\(error))")
             }
         }
         self.additionalAuthorities = authorities
@@ -82,7 +82,7 @@ public struct OriginTrust: Sendable {
         do {
             files = try YAMLDecoder().decode(File.self, from: text).cacert ?? []
         } catch {
-            throw PolicyError("\(source) has an invalid cacert entry (a file or a list of files): \(error)", cause: error)
+            throw PolicyError(.invalidConfiguration, "\(source) has an invalid cacert entry (a file or a list of files): \(error)", cause: error)
         }
         return files.map { file in
             guard !file.hasPrefix("/"), let directory else { return file }

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import Yams
 
@@ -47,7 +48,7 @@ extension CachePolicy {
         do {
             text = try String(contentsOf: file, encoding: .utf8)
         } catch {
-            throw PolicyError("cannot read the configuration file \(file.path): \(error.localizedDescription)")
+            throw PolicyError(.unreadableFile, "cannot read the configuration file \(file.path): \(error.localizedDescription)")
         }
         return try parse(text, source: file.path)
     }
@@ -57,7 +58,7 @@ extension CachePolicy {
         do {
             return try YAMLDecoder().decode(CachePolicy.self, from: text)
         } catch {
-            throw PolicyError("\(source) is not a valid WebCache configuration", cause: error)
+            throw PolicyError(.invalidConfiguration, "\(source) is not a valid WebCache configuration", cause: error)
         }
     }
 
@@ -111,18 +112,35 @@ extension CachePolicy.BlockList {
 }
 
 /// A configuration that cannot be read or understood.
-public struct PolicyError: Error, Sendable, CustomStringConvertible {
+public struct PolicyError: CodedError {
+    /// What kind of failure this is. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case unreadableFile, invalidConfiguration
+        }
+        private let value: Value
+
+        /// A file the configuration names (or the configuration itself) cannot be read.
+        public static let unreadableFile = Code(value: .unreadableFile)
+        /// The configuration was read but is not valid (bad syntax, a negative capacity, a
+        /// file that holds no certificate).
+        public static let invalidConfiguration = Code(value: .invalidConfiguration)
+
+        /// The code's name.
+        public var description: String { "\(value)" }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
     /// What went wrong.
     public var message: String
     /// The underlying error.
     public var cause: (any Error)?
 
     /// Creates an error.
-    public init(_ message: String, cause: (any Error)? = nil) {
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
         self.message = message
         self.cause = cause
     }
-
-    /// The message and cause.
-    public var description: String { cause.map { "\(message): \($0)" } ?? message }
 }

@@ -43,7 +43,7 @@ public struct StorageSettings: Sendable, Hashable, Codable {
         do {
             return try YAMLDecoder().decode(File.self, from: text).storage ?? StorageSettings()
         } catch {
-            throw PolicyError("\(source) has an invalid storage section: \(error)")
+            throw PolicyError(.invalidConfiguration, "\(source) has an invalid storage section: \(error)")
         }
     }
 
@@ -51,12 +51,12 @@ public struct StorageSettings: Sendable, Hashable, Codable {
     public func apply(to configuration: inout CacheStore.Configuration) throws {
         if let subdirectory {
             guard !subdirectory.isEmpty, !subdirectory.contains(".."), !subdirectory.hasPrefix("/") else {
-                throw PolicyError("storage.subdirectory must be a relative name, not '\(subdirectory)'")
+                throw PolicyError(.invalidConfiguration, "storage.subdirectory must be a relative name, not '\(subdirectory)'")
             }
             configuration.directory = configuration.directory.appendingPathComponent(subdirectory)
         }
         for (name, value) in [("memoryCapacity", memoryCapacity), ("diskCapacity", diskCapacity), ("maximumEntrySize", maximumEntrySize)] {
-            if let value, value < 0 { throw PolicyError("storage.\(name) must not be negative") }
+            if let value, value < 0 { throw PolicyError(.invalidConfiguration, "storage.\(name) must not be negative") }
         }
         if let memoryCapacity { configuration.memoryCapacity = memoryCapacity }
         if let diskCapacity { configuration.diskCapacity = diskCapacity }

@@ -142,14 +142,8 @@ extension CachingProxy {
         do {
             let response = try await cache.streamingResponse(for: request, body: body, interim: interim)
             return outgoing(response.head, body: ProxyResponse.Body(response.body))
-        } catch let error as CacheError {
-            switch error.kind {
-            case .offlineMiss: return .error(504, "the origin is unreachable: \(error.message)")
-            case .invalidRequest: return .error(400, error.message)
-            case .originFailed, .tooManyRedirects: return .error(502, error.message)
-            }
         } catch {
-            return .error(502, "\(error)")
+            return ErrorAnswers.response(for: error)
         }
     }
 

@@ -49,7 +49,7 @@ struct CacheOptions: ParsableArguments {
         do {
             return try String(contentsOfFile: config, encoding: .utf8)
         } catch {
-            throw PolicyError("cannot read the configuration file \(config): \(error.localizedDescription)")
+            throw PolicyError(.unreadableFile, "cannot read the configuration file \(config): \(error.localizedDescription)")
         }
     }
 
@@ -84,47 +84,6 @@ struct CacheOptions: ParsableArguments {
             return try CacheStore(configuration: configuration)
         } catch {
             throw CommandFailure(.cacheUnusable, "cannot open the cache at \(directory.path): \(error)")
-        }
-    }
-}
-
-/// A failure reported as one line on stderr with a documented exit code.
-struct CommandFailure: Error {
-    let code: ExitCodes
-    let message: String
-    init(_ code: ExitCodes, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-}
-
-/// The exit codes of `webcache` (documented in the README).
-enum ExitCodes: Int32 {
-    /// Bad arguments or an unreadable configuration (sysexits EX_USAGE / EX_CONFIG).
-    case usage = 64
-    /// The network failed and nothing usable was cached, or an offline miss (EX_UNAVAILABLE).
-    case unavailable = 69
-    /// The cache directory cannot be used (EX_CANTCREAT).
-    case cacheUnusable = 73
-}
-
-extension AsyncParsableCommand {
-    /// Runs `body`, turning failures into one line on stderr and a documented exit code.
-    func reportingFailures(_ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-        } catch let failure as CommandFailure {
-            FileHandle.standardError.write(Data("webcache: \(failure.message)\n".utf8))
-            throw ExitCode(failure.code.rawValue)
-        } catch let error as PolicyError {
-            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
-            throw ExitCode(ExitCodes.usage.rawValue)
-        } catch let error as CacheError {
-            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
-            throw ExitCode(error.kind == .invalidRequest ? ExitCodes.usage.rawValue : ExitCodes.unavailable.rawValue)
-        } catch let error as StoreError {
-            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
-            throw ExitCode(ExitCodes.cacheUnusable.rawValue)
         }
     }
 }

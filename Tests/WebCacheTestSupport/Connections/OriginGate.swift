@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 
-/// Holds an ``InMemoryOrigin``'s answers back until opened, so that tests of requests that overlap
+/// Holds an ``InMemoryOrigin``'s answers (or the rest of a ``TestOrigin`` body) back until opened, so that tests of requests that overlap
 /// (shared fetches, cancelled waiters) arrange the overlap instead of sleeping for it. A request
 /// whose own task is cancelled while it waits stops waiting with a `CancellationError`.
 public final class OriginGate: Sendable {

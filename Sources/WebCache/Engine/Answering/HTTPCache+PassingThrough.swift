@@ -62,7 +62,7 @@ extension HTTPCache {
     ) async throws -> (OriginResponse, Date, Date) {
         do {
             return try await exchange(request, body: body, interim: interim)
-        } catch let error as OriginError where error.kind == .unreachable {
+        } catch let error as OriginError where error.code == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) cannot be answered: the origin is unreachable", cause: error)
         } catch {
             throw CacheError(.originFailed, "\(request.method.rawValue) \(url.absoluteString) failed", cause: error)

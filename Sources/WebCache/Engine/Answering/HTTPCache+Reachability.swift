@@ -57,7 +57,7 @@ extension HTTPCache {
                 storeProblem("could not record that \(origin) is unreachable: \(error)")
             }
             throw error
-        } catch let error as OriginError where error.kind == .invalidRequest {
+        } catch let error as OriginError where error.code == .invalidRequest {
             reachability.endProbe(of: origin)
             throw error
         } catch is CancellationError {

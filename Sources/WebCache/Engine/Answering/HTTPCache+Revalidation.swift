@@ -116,7 +116,7 @@ extension HTTPCache {
         let collapsed: Bool
         do {
             (result, collapsed) = try outcome.get()
-        } catch let error as OriginError where error.kind == .unreachable {
+        } catch let error as OriginError where error.code == .unreachable {
             if let response = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "offline") {
                 return response
             }

@@ -71,7 +71,7 @@ extension HTTPCache {
                 // variant); otherwise this request makes its own.
                 (result, collapsed) = (try await startStreamedFetch(request, policy: policy, interim: interim, release: {}), false)
             }
-        } catch let error as OriginError where error.kind == .unreachable {
+        } catch let error as OriginError where error.code == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching \(url.absoluteString) failed", cause: error)

@@ -134,7 +134,7 @@ extension HTTPCache {
         let origin: OriginStream
         do {
             origin = try await contactOrigin(request.url) { try await self.origin.stream(outgoing, body: nil, interim: interim) }
-        } catch let error as OriginError where error.kind == .unreachable {
+        } catch let error as OriginError where error.code == .unreachable {
             throw CacheError(.offlineMiss, "\(url.absoluteString) is stored only in part and the origin is unreachable", cause: error)
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching the rest of \(url.absoluteString) failed", cause: error)

@@ -12,8 +12,11 @@ import WebCacheTestSupport
 @Suite("The caching proxy, end to end", .serialized)
 struct ProxyTests {
     /// Runs a proxy over a shared cache in front of `origin`; tears everything down afterwards.
+    /// With a `clock`, the cache reads the time from it (ages, freshness, replays), so that a
+    /// test moves time on instead of sleeping.
     static func withProxy(
         _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil, connectTimeout: Duration = .seconds(1),
+        clock: TestClock? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
@@ -23,6 +26,7 @@ struct ProxyTests {
         let directory = cacheDirectory ?? temporary.url
         let network = try SwiftNIOOrigin(connectTimeout: connectTimeout, timeout: .seconds(3))
         var cacheConfiguration = HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory), rules: .shared)
+        if let clock { cacheConfiguration.now = { clock.now } }
         adjust(&cacheConfiguration)
         let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)
         var configuration = ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)

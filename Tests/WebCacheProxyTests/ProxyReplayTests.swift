@@ -13,7 +13,8 @@ struct ProxyReplayTests {
                 let current = version.next()
                 return .text("v\(current)", headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v\(current)\"")])
             }
-            try await ProxyTests.withProxy(origin) { port, _ in
+            let clock = TestClock(start: Date())
+            try await ProxyTests.withProxy(origin, clock: clock) { port, _ in
                 func send(_ request: String) async throws -> String {
                     try await RawHTTPClient.exchange(port: port, request + "Host: test\r\nConnection: close\r\n\r\n")
                 }
@@ -33,7 +34,7 @@ struct ProxyReplayTests {
                 #expect(metrics.contains("webcache_hits_total 6"), "\(metrics)")
 
                 // A second later the Age has moved on.
-                try await Task.sleep(for: .milliseconds(1100))
+                clock.advance(1.1)
                 let older = try await send("GET /item HTTP/1.1\r\n")
                 #expect((older.firstLine(containing: "Age: ").flatMap { Int($0.dropFirst(5)) } ?? 0) >= 1, "\(older)")
 
@@ -61,7 +62,8 @@ struct ProxyReplayTests {
             }
             let cacheDirectory = try TemporaryDirectory()
             defer { cacheDirectory.remove() }
-            try await ProxyTests.withProxy(origin, cacheDirectory: cacheDirectory.url) { port, _ in
+            let clock = TestClock(start: Date())
+            try await ProxyTests.withProxy(origin, cacheDirectory: cacheDirectory.url, clock: clock) { port, _ in
                 func body(of response: String) -> Substring? {
                     response.range(of: "\r\n\r\n").map { response[$0.upperBound...] }
                 }
@@ -84,7 +86,7 @@ struct ProxyReplayTests {
                 #expect(wholeInOneFile == (size < 2 << 20), "answers up to the limit (2 MiB) go from one unnamed file")
                 #endif
 
-                try await Task.sleep(for: .milliseconds(1100))
+                clock.advance(1.1)
                 let older = try await RawHTTPClient.exchange(port: port, request)
                 #expect((older.firstLine(containing: "Age: ").flatMap { Int($0.dropFirst(5)) } ?? 0) >= 1, "a new head as the Age moves on")
                 #expect(body(of: older) == Substring(expected))

@@ -91,4 +91,21 @@ struct CommandLineTests {
         #expect(!result.error.isEmpty)
         #expect(!result.error.contains("Fatal error"))
     }
+
+    @Test("webcache get -r prints only the bytes asked for")
+    func commandLine() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/t") { _ in .text("0123456789abcdef", headers: [("Cache-Control", "max-age=600")]) }
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let dir = ["--cache-dir", directory.url.path]
+            let url = origin.url("/t").absoluteString
+            #expect(try WebCacheProcess.run(["get", url] + dir).output == "0123456789abcdef")
+            let part = try WebCacheProcess.run(["get", "-i", "-r", "10-", url] + dir)
+            #expect(part.output.hasPrefix("HTTP/1.1 206") && part.output.contains("Content-Range: bytes 10-15/16"))
+            #expect(part.output.hasSuffix("\r\n\r\nabcdef"))
+            let bad = try WebCacheProcess.run(["get", "-r", "x-y", url] + dir)
+            #expect(bad.status == 64)
+        }
+    }
 }

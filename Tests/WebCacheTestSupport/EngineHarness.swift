@@ -3,17 +3,22 @@ import HTTPCaching
 import HTTPTypes
 import WebCache
 import WebCacheStore
-import WebCacheTestSupport
 
-/// An origin, a cache in a temporary directory and a clock; `run` tears all of it down.
-struct EngineHarness {
-    let origin: TestOrigin
-    let cache: HTTPCache
-    let clock: TestClock
-    let network: AsyncHTTPClientOrigin
-    let directory: URL
+/// For engine tests: an origin, a cache in a temporary directory and a clock; `run` tears all of it down.
+public struct EngineHarness: Sendable {
+    /// The origin the cache fetches from.
+    public let origin: TestOrigin
+    /// The cache under test.
+    public let cache: HTTPCache
+    /// The clock the cache reads; tests move it.
+    public let clock: TestClock
+    /// The origin client.
+    public let network: AsyncHTTPClientOrigin
+    /// The cache's directory.
+    public let directory: URL
 
-    static func run(
+    /// Runs `body` with a fresh origin, cache and clock, and stops them after.
+    public static func run(
         rules: CacheRules = .private, policy: CachePolicy = .init(), connectTimeout: Duration = .seconds(2),
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (EngineHarness) async throws -> Void
@@ -41,16 +46,20 @@ struct EngineHarness {
         directory.remove()
     }
 
-    func get(_ path: String, _ headers: [String] = [], mode: RequestMode = .default, follow: Bool = false) async throws -> CacheResponse {
+    /// GETs `path` from the origin through the cache.
+    public func get(_ path: String, _ headers: [String] = [], mode: RequestMode = .default, follow: Bool = false) async throws -> CacheResponse {
         try await cache.response(for: Fixtures.request(.get, origin.url(path).absoluteString, headers), mode: mode, followRedirects: follow)
     }
 
-    func send(_ method: HTTPRequest.Method, _ path: String, body: Data? = nil, _ headers: [String] = []) async throws -> CacheResponse {
+    /// Sends `method` for `path` through the cache.
+    public func send(_ method: HTTPRequest.Method, _ path: String, body: Data? = nil, _ headers: [String] = []) async throws -> CacheResponse {
         try await cache.response(for: Fixtures.request(method, origin.url(path).absoluteString, headers), body: body)
     }
 }
 
 extension CacheResponse {
-    var text: String { String(decoding: body, as: UTF8.self) }
-    var statusLine: String { head.headerFields[.cacheStatus] ?? "" }
+    /// The body as UTF-8 text.
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The `Cache-Status` field, or empty.
+    public var statusLine: String { head.headerFields[.cacheStatus] ?? "" }
 }

@@ -23,7 +23,7 @@ extension URLProtocolTests {
             try await h.origin.stop()
             var data = Data()
             var response: URLResponse?
-            let elapsed = try await OfflineTests.seconds { (data, response) = try await session.data(from: h.origin.url("/u")) }
+            let elapsed = try await secondsTaken { (data, response) = try await session.data(from: h.origin.url("/u")) }
             #expect(String(decoding: data, as: UTF8.self) == "via urlsession")
             #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")?.contains("detail=offline") == true)
             #expect(elapsed < 3)
@@ -33,7 +33,7 @@ extension URLProtocolTests {
     @Test("URLSession through WebCacheURLProtocol gets a 206 from the store")
     func urlProtocol() async throws {
         try await EngineHarness.run { h in
-            RangeServingTests.routeMedia(h.origin)
+            MediaFixture.route(h.origin)
             let configuration = URLSessionConfiguration.ephemeral
             WebCacheURLProtocol.install(h.cache, into: configuration)
             defer { WebCacheURLProtocol.uninstall() }
@@ -43,7 +43,7 @@ extension URLProtocolTests {
             request.setValue("bytes=1000-1999", forHTTPHeaderField: "Range")
             let (data, response) = try await session.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 206)
-            #expect(data == RangeServingTests.media.subdata(in: 1000..<2000))
+            #expect(data == MediaFixture.media.subdata(in: 1000..<2000))
             #expect(h.origin.count("/clip.webm") == 1)
         }
     }
