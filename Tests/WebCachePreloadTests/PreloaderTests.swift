@@ -63,35 +63,36 @@ struct PreloaderTests {
     @Test("pinned pages survive eviction; removing the manifest removes the page as a unit")
     func pinningAndUnitRemoval() async throws {
         let site = try await SampleSiteServer.start()
-        defer { Task { try? await site.stop() } }
-        try await Self.withCache(capacity: 96 << 10) { cache, _ in
-            let page = site.baseURL.appendingPathComponent("index.html")
-            let report = await Preloader(cache: cache).preload(pages: [page])[0]
-            #expect(report.isComplete)
-            let filler = Data(repeating: 7, count: 20 << 10)
-            for index in 0..<12 {
-                let url = URL(string: "http://filler.test/\(index)")!
-                var head = HTTPResponse(status: .ok)
-                head.headerFields[.cacheControl] = "max-age=600"
-                _ = try cache.store.store(
-                    NewEntry(stored: StoredResponse(request: HTTPRequest(url: url), response: head, requestTime: Date(), responseTime: Date())),
-                    body: filler)
-            }
-            for resource in report.resources {
-                let key = try #require(CacheKey(url: resource.url))
-                let found = try cache.store.lookup(key)
-                #expect(!found.isEmpty, "\(resource.url) was evicted")
-            }
-            let statistics = try cache.store.statistics()
-            #expect(statistics.diskBytes <= 96 << 10 + report.bytes, "unpinned entries were not evicted")
+        try await withCleanup({ try? await site.stop() }) {
+            try await Self.withCache(capacity: 96 << 10) { cache, _ in
+                let page = site.baseURL.appendingPathComponent("index.html")
+                let report = await Preloader(cache: cache).preload(pages: [page])[0]
+                #expect(report.isComplete)
+                let filler = Data(repeating: 7, count: 20 << 10)
+                for index in 0..<12 {
+                    let url = URL(string: "http://filler.test/\(index)")!
+                    var head = HTTPResponse(status: .ok)
+                    head.headerFields[.cacheControl] = "max-age=600"
+                    _ = try cache.store.store(
+                        NewEntry(stored: StoredResponse(request: HTTPRequest(url: url), response: head, requestTime: Date(), responseTime: Date())),
+                        body: filler)
+                }
+                for resource in report.resources {
+                    let key = try #require(CacheKey(url: resource.url))
+                    let found = try cache.store.lookup(key)
+                    #expect(!found.isEmpty, "\(resource.url) was evicted")
+                }
+                let statistics = try cache.store.statistics()
+                #expect(statistics.diskBytes <= 96 << 10 + report.bytes, "unpinned entries were not evicted")
 
-            let removed = try cache.store.removeManifest(named: page.absoluteString)
-            #expect(removed == report.resources.count)
-            let left = try cache.store.manifests()
-            #expect(left.isEmpty)
-            let key = try #require(CacheKey(url: page))
-            let gone = try cache.store.lookup(key)
-            #expect(gone.isEmpty)
+                let removed = try cache.store.removeManifest(named: page.absoluteString)
+                #expect(removed == report.resources.count)
+                let left = try cache.store.manifests()
+                #expect(left.isEmpty)
+                let key = try #require(CacheKey(url: page))
+                let gone = try cache.store.lookup(key)
+                #expect(gone.isEmpty)
+            }
         }
     }
 
@@ -106,19 +107,20 @@ struct PreloaderTests {
             try await site.stop()
             // Another session on the same directory: no connection to the origin left open.
             let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
-            defer { Task { try? await network.shutdown() } }
-            let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)
-            var refresh = PreloadOptions()
-            refresh.mode = .revalidate
-            let kept = await Preloader(cache: cache, options: refresh).preload(pages: [page])
-            #expect(kept[0].isComplete)
-            #expect(kept[0].keptOffline.count == kept[0].resources.count)
-            #expect(try cache.store.manifest(named: page.absoluteString)?.resources == held)
-            // Too stale to serve even offline: the page fails, and its manifest still holds all.
-            cache.updatePolicy { $0.offlineMaxStale = -1 }
-            let failed = await Preloader(cache: cache, options: refresh).preload(pages: [page])
-            #expect(!failed[0].isComplete)
-            #expect(Set(try #require(try cache.store.manifest(named: page.absoluteString)).resources) == Set(held))
+            try await withCleanup({ try? await network.shutdown() }) {
+                let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)
+                var refresh = PreloadOptions()
+                refresh.mode = .revalidate
+                let kept = await Preloader(cache: cache, options: refresh).preload(pages: [page])
+                #expect(kept[0].isComplete)
+                #expect(kept[0].keptOffline.count == kept[0].resources.count)
+                #expect(try cache.store.manifest(named: page.absoluteString)?.resources == held)
+                // Too stale to serve even offline: the page fails, and its manifest still holds all.
+                cache.updatePolicy { $0.offlineMaxStale = -1 }
+                let failed = await Preloader(cache: cache, options: refresh).preload(pages: [page])
+                #expect(!failed[0].isComplete)
+                #expect(Set(try #require(try cache.store.manifest(named: page.absoluteString)).resources) == Set(held))
+            }
         }
     }
 
@@ -145,40 +147,42 @@ struct PreloaderTests {
     @Test("depth follows same-site links; events report progress and end with the reports")
     func crawlingAndEvents() async throws {
         let site = try await SampleSiteServer.start()
-        defer { Task { try? await site.stop() } }
-        try await Self.withCache { cache, _ in
-            var options = PreloadOptions()
-            options.depth = 1
-            options.pin = false
-            var started = 0
-            var finished = 0
-            var completed: [PageReport] = []
-            for await event in Preloader(cache: cache, options: options).events(preloading: [site.baseURL.appendingPathComponent("index.html")]) {
-                switch event {
-                case .started: started += 1
-                case .finished: finished += 1
-                case .completed(let reports): completed = reports
-                case .failed, .pageFinished: break
+        try await withCleanup({ try? await site.stop() }) {
+            try await Self.withCache { cache, _ in
+                var options = PreloadOptions()
+                options.depth = 1
+                options.pin = false
+                var started = 0
+                var finished = 0
+                var completed: [PageReport] = []
+                for await event in Preloader(cache: cache, options: options).events(preloading: [site.baseURL.appendingPathComponent("index.html")]) {
+                    switch event {
+                    case .started: started += 1
+                    case .finished: finished += 1
+                    case .completed(let reports): completed = reports
+                    case .failed, .pageFinished: break
+                    }
                 }
+                #expect(completed.map(\.page.path) == ["/index.html", "/guide.html", "/gallery.html"])
+                #expect(started == finished && started == Set(completed.flatMap { $0.resources.map(\.url) }).count)
+                let manifests = try cache.store.manifests()
+                #expect(manifests.isEmpty, "without pinning no manifest is recorded")
             }
-            #expect(completed.map(\.page.path) == ["/index.html", "/guide.html", "/gallery.html"])
-            #expect(started == finished && started == Set(completed.flatMap { $0.resources.map(\.url) }).count)
-            let manifests = try cache.store.manifests()
-            #expect(manifests.isEmpty, "without pinning no manifest is recorded")
         }
     }
 
     @Test("the byte budget stops the run cleanly: what did not fit is reported")
     func byteBudget() async throws {
         let site = try await SampleSiteServer.start()
-        defer { Task { try? await site.stop() } }
-        try await Self.withCache { cache, _ in
-            var options = PreloadOptions()
-            options.maximumBytes = 1
-            options.concurrency = 1
-            let report = await Preloader(cache: cache, options: options).preload(pages: [site.baseURL.appendingPathComponent("index.html")])[0]
-            #expect(!report.isComplete)
-            #expect(report.failures.allSatisfy { $0.failure?.contains("byte limit") == true })
+        try await withCleanup({ try? await site.stop() }) {
+            try await Self.withCache { cache, _ in
+                var options = PreloadOptions()
+                options.maximumBytes = 1
+                options.concurrency = 1
+                let report = await Preloader(cache: cache, options: options).preload(pages: [site.baseURL.appendingPathComponent("index.html")])[0]
+                #expect(!report.isComplete)
+                #expect(report.failures.allSatisfy { $0.failure?.contains("byte limit") == true })
+            }
         }
     }
 }

@@ -114,19 +114,21 @@ struct ProxyInterceptionTests {
     func untrustedUpstreamRefused() async throws {
         let stranger = TestOrigin(tls: try TestTLS())
         try await stranger.start()
-        defer { Task { try? await stranger.stop() } }
-        let trusted = try CertificateAuthority.make(commonName: "trusted test CA")
-        let misnamed = TestOrigin(tls: try TestTLS(name: "other.example", authority: trusted))
-        try await misnamed.start()
-        defer { Task { try? await misnamed.stop() } }
-        try await Self.withInterceptingProxy(trusting: trusted) { port, _, _ in
-            let untrusted = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(stranger.port)", tls: nil, payload: "")
-            #expect(untrusted.connectAnswer.hasPrefix("HTTP/1.1 502"))
-            #expect(untrusted.connectAnswer.contains("does not verify"))
-            let wrongName = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(misnamed.port)", tls: nil, payload: "")
-            #expect(wrongName.connectAnswer.hasPrefix("HTTP/1.1 502"))
-            #expect(wrongName.connectAnswer.contains("not for this host name"))
-            #expect(stranger.requests().isEmpty && misnamed.requests().isEmpty)
+        try await withCleanup({ try? await stranger.stop() }) {
+            let trusted = try CertificateAuthority.make(commonName: "trusted test CA")
+            let misnamed = TestOrigin(tls: try TestTLS(name: "other.example", authority: trusted))
+            try await misnamed.start()
+            try await withCleanup({ try? await misnamed.stop() }) {
+                try await Self.withInterceptingProxy(trusting: trusted) { port, _, _ in
+                    let untrusted = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(stranger.port)", tls: nil, payload: "")
+                    #expect(untrusted.connectAnswer.hasPrefix("HTTP/1.1 502"))
+                    #expect(untrusted.connectAnswer.contains("does not verify"))
+                    let wrongName = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(misnamed.port)", tls: nil, payload: "")
+                    #expect(wrongName.connectAnswer.hasPrefix("HTTP/1.1 502"))
+                    #expect(wrongName.connectAnswer.contains("not for this host name"))
+                    #expect(stranger.requests().isEmpty && misnamed.requests().isEmpty)
+                }
+            }
         }
     }
 
@@ -137,24 +139,25 @@ struct ProxyInterceptionTests {
             origin.route("/page") { _ in .text("direct", headers: [("Cache-Control", "max-age=600")]) }
             let plain = TestOrigin()
             try await plain.start()
-            defer { Task { try? await plain.stop() } }
-            plain.route("/plain") { _ in .text("not TLS") }
-            try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) { port, _, _ in
-                // The client sees the origin's own certificate: it trusts only the origin's CA.
-                let request = "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
-                for _ in 0..<2 {
-                    let exchange = try await TunnelClient.exchange(
-                        proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(originTLS.authority), payload: request)
-                    #expect(exchange.received.contains("direct"))
+            try await withCleanup({ try? await plain.stop() }) {
+                plain.route("/plain") { _ in .text("not TLS") }
+                try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) { port, _, _ in
+                    // The client sees the origin's own certificate: it trusts only the origin's CA.
+                    let request = "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                    for _ in 0..<2 {
+                        let exchange = try await TunnelClient.exchange(
+                            proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(originTLS.authority), payload: request)
+                        #expect(exchange.received.contains("direct"))
+                    }
+                    #expect(origin.count("/page") == 2, "tunnelled requests are not cached")
                 }
-                #expect(origin.count("/page") == 2, "tunnelled requests are not cached")
-            }
-            try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, _ in
-                let exchange = try await TunnelClient.exchange(
-                    proxyPort: port, target: "127.0.0.1:\(plain.port)", tls: nil,
-                    payload: "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                #expect(exchange.connectAnswer.hasPrefix("HTTP/1.1 200"))
-                #expect(exchange.received.contains("not TLS"))
+                try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, _ in
+                    let exchange = try await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(plain.port)", tls: nil,
+                        payload: "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    #expect(exchange.connectAnswer.hasPrefix("HTTP/1.1 200"))
+                    #expect(exchange.received.contains("not TLS"))
+                }
             }
         }
     }
@@ -191,14 +194,15 @@ struct ProxyInterceptionTests {
     func webSocketSpliced() async throws {
         let originTLS = try TestTLS()
         let echo = try await UpgradeEchoServer.start(tls: originTLS.context)
-        defer { Task { try? await echo.stop() } }
-        try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
-            let exchange = try await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(echo.port)", tls: try Self.tlsTrusting(authority),
-                payload: "GET /chat HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nping-after-upgrade",
-                until: "echo:ping-after-upgrade")
-            #expect(exchange.received.hasPrefix("HTTP/1.1 101"), "\(exchange.received)")
-            #expect(exchange.received.contains("echo:ping-after-upgrade"))
+        try await withCleanup({ try? await echo.stop() }) {
+            try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
+                let exchange = try await TunnelClient.exchange(
+                    proxyPort: port, target: "127.0.0.1:\(echo.port)", tls: try Self.tlsTrusting(authority),
+                    payload: "GET /chat HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nping-after-upgrade",
+                    until: "echo:ping-after-upgrade")
+                #expect(exchange.received.hasPrefix("HTTP/1.1 101"), "\(exchange.received)")
+                #expect(exchange.received.contains("echo:ping-after-upgrade"))
+            }
         }
     }
 
@@ -240,25 +244,27 @@ struct ProxyInterceptionTests {
     func certificateFromSNI() async throws {
         let both = TestOrigin(tls: try TestTLS(names: ["127.0.0.1", "localhost"]))
         try await both.start()
-        defer { Task { try? await both.stop() } }
-        both.route("/page") { _ in .text("named", headers: [("Cache-Control", "max-age=600")]) }
-        let addressOnly = TestOrigin(tls: try TestTLS(name: "127.0.0.1", authority: both.tls?.authority))
-        try await addressOnly.start()
-        defer { Task { try? await addressOnly.stop() } }
-        addressOnly.route("/page") { _ in .text("address only") }
-        try await Self.withInterceptingProxy(trusting: both.tls?.authority) { port, _, authority in
-            // The client verifies the name "localhost": only a certificate minted from the SNI passes.
-            let named = try await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(both.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
-                payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(both.port)\r\nConnection: close\r\n\r\n")
-            #expect(named.received.hasPrefix("HTTP/1.1 200"), "\(named.received)")
-            #expect(named.received.contains("named"))
-            // This origin is not "localhost": the handshake fails, nothing is answered.
-            let refused = try? await TunnelClient.exchange(
-                proxyPort: port, target: "127.0.0.1:\(addressOnly.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
-                payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(addressOnly.port)\r\nConnection: close\r\n\r\n")
-            #expect(refused.map { !$0.received.contains("address only") } ?? true)
-            #expect(addressOnly.count("/page") == 0)
+        try await withCleanup({ try? await both.stop() }) {
+            both.route("/page") { _ in .text("named", headers: [("Cache-Control", "max-age=600")]) }
+            let addressOnly = TestOrigin(tls: try TestTLS(name: "127.0.0.1", authority: both.tls?.authority))
+            try await addressOnly.start()
+            try await withCleanup({ try? await addressOnly.stop() }) {
+                addressOnly.route("/page") { _ in .text("address only") }
+                try await Self.withInterceptingProxy(trusting: both.tls?.authority) { port, _, authority in
+                    // The client verifies the name "localhost": only a certificate minted from the SNI passes.
+                    let named = try await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(both.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
+                        payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(both.port)\r\nConnection: close\r\n\r\n")
+                    #expect(named.received.hasPrefix("HTTP/1.1 200"), "\(named.received)")
+                    #expect(named.received.contains("named"))
+                    // This origin is not "localhost": the handshake fails, nothing is answered.
+                    let refused = try? await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(addressOnly.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
+                        payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(addressOnly.port)\r\nConnection: close\r\n\r\n")
+                    #expect(refused.map { !$0.received.contains("address only") } ?? true)
+                    #expect(addressOnly.count("/page") == 0)
+                }
+            }
         }
     }
 

@@ -69,18 +69,19 @@ struct ProxyOfflineTests {
             if hold.withLock({ $0 }) { response.delay = .seconds(4) }
             return response
         }
-        defer { Task { try? await origin.stop() } }
-        try await ProxyTests.withProxy(
-            origin, reverse: false, allowed: ["127.0.0.1"],
-            adjust: { $0.offlinePosture = .personal; $0.networkTimeout = .milliseconds(300) }
-        ) { port, _ in
-            let request = "GET \(origin.url("/slow").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
-            #expect(try await RawHTTPClient.exchange(port: port, request).hasSuffix("slow page"))
-            hold.withLock { $0 = true }
-            let start = ContinuousClock.now
-            let late = try await RawHTTPClient.exchange(port: port, request)
-            #expect(late.hasPrefix("HTTP/1.1 200") && late.contains("detail=network-timeout") && late.hasSuffix("slow page"))
-            #expect(ContinuousClock.now - start < .milliseconds(2500))
+        try await withCleanup({ try? await origin.stop() }) {
+            try await ProxyTests.withProxy(
+                origin, reverse: false, allowed: ["127.0.0.1"],
+                adjust: { $0.offlinePosture = .personal; $0.networkTimeout = .milliseconds(300) }
+            ) { port, _ in
+                let request = "GET \(origin.url("/slow").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                #expect(try await RawHTTPClient.exchange(port: port, request).hasSuffix("slow page"))
+                hold.withLock { $0 = true }
+                let start = ContinuousClock.now
+                let late = try await RawHTTPClient.exchange(port: port, request)
+                #expect(late.hasPrefix("HTTP/1.1 200") && late.contains("detail=network-timeout") && late.hasSuffix("slow page"))
+                #expect(ContinuousClock.now - start < .milliseconds(2500))
+            }
         }
     }
 }

@@ -92,24 +92,25 @@ struct OfflineTests {
     func blackholedOrigin() async throws {
         let silent = SilentOrigin()
         try await silent.start()
-        defer { Task { try? await silent.stop() } }
-        try await EngineHarness.run(policy: CachePolicy(networkTimeout: 0.3)) { h in
-            h.origin.route("/page") { _ in .text("kept", headers: [("Cache-Control", "max-age=1"), ("ETag", "\"k\"")]) }
-            _ = try await h.get("/page")
-            // The same stored response, now asked of an origin that only accepts connections.
-            let key = try #require(CacheKey(url: h.origin.url("/page")))
-            let entry = try #require(try h.cache.store.lookup(key).first)
-            var stored = entry.stored
-            stored.request = HTTPRequest(method: .get, url: silent.url("/page"))
-            _ = try h.cache.store.store(NewEntry(stored: stored), body: Data("kept".utf8))
-            h.clock.advance(10)
-            var answer: CacheResponse?
-            let elapsed = try await secondsTaken { answer = try await h.cache.response(for: HTTPRequest(method: .get, url: silent.url("/page"))) }
-            #expect(answer?.text == "kept")
-            #expect(answer?.statusLine.contains("detail=network-timeout") == true)
-            #expect(elapsed < 3)
-            #expect(silent.connectionsAccepted >= 1)
-            try await silent.stop()  // ends the exchange still waiting in the background
+        try await withCleanup({ try? await silent.stop() }) {
+            try await EngineHarness.run(policy: CachePolicy(networkTimeout: 0.3)) { h in
+                h.origin.route("/page") { _ in .text("kept", headers: [("Cache-Control", "max-age=1"), ("ETag", "\"k\"")]) }
+                _ = try await h.get("/page")
+                // The same stored response, now asked of an origin that only accepts connections.
+                let key = try #require(CacheKey(url: h.origin.url("/page")))
+                let entry = try #require(try h.cache.store.lookup(key).first)
+                var stored = entry.stored
+                stored.request = HTTPRequest(method: .get, url: silent.url("/page"))
+                _ = try h.cache.store.store(NewEntry(stored: stored), body: Data("kept".utf8))
+                h.clock.advance(10)
+                var answer: CacheResponse?
+                let elapsed = try await secondsTaken { answer = try await h.cache.response(for: HTTPRequest(method: .get, url: silent.url("/page"))) }
+                #expect(answer?.text == "kept")
+                #expect(answer?.statusLine.contains("detail=network-timeout") == true)
+                #expect(elapsed < 3)
+                #expect(silent.connectionsAccepted >= 1)
+                try await silent.stop()  // ends the exchange still waiting in the background
+            }
         }
     }
 

@@ -21,17 +21,18 @@ struct StoreProblemTests {
             try handle.close()
             // Another cache on the directory verifies the body on its first read.
             let network = AsyncHTTPClientOrigin()
-            defer { Task { try? await network.shutdown() } }
-            let clock = h.clock
-            let other = try HTTPCache(
-                configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }), origin: network)
-            let answer = try await other.response(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
-            #expect(answer.body == body)
-            #expect(answer.statusLine.contains("fwd=miss"), "\(answer.statusLine)")
-            #expect(other.counters.storeProblems == 1)
-            #expect(h.origin.count("/big") == 2)
-            other.persistCounters()
-            #expect(try other.store.counters()["storeProblems"] == 1)
+            try await withCleanup({ try? await network.shutdown() }) {
+                let clock = h.clock
+                let other = try HTTPCache(
+                    configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }), origin: network)
+                let answer = try await other.response(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
+                #expect(answer.body == body)
+                #expect(answer.statusLine.contains("fwd=miss"), "\(answer.statusLine)")
+                #expect(other.counters.storeProblems == 1)
+                #expect(h.origin.count("/big") == 2)
+                other.persistCounters()
+                #expect(try other.store.counters()["storeProblems"] == 1)
+            }
         }
     }
 }

@@ -102,12 +102,13 @@ struct SwiftNIOOriginTests {
 
             let silent = SilentOrigin()
             try await silent.start()
-            defer { Task { try? await silent.stop() } }
-            let clock = ContinuousClock()
-            let start = clock.now
-            let timedOut = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(silent.url("/x")), body: nil) }
-            #expect(timedOut?.code == .unreachable && timedOut?.connectionFailed == false)
-            #expect(clock.now - start < .seconds(5))
+            await withCleanup({ try? await silent.stop() }) {
+                let clock = ContinuousClock()
+                let start = clock.now
+                let timedOut = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(silent.url("/x")), body: nil) }
+                #expect(timedOut?.code == .unreachable && timedOut?.connectionFailed == false)
+                #expect(clock.now - start < .seconds(5))
+            }
         }
         try await Self.withOrigin { origin, client in
             origin.route("/big") { _ in TestOrigin.Response(body: Data(repeating: 0x62, count: 2 << 20)) }
