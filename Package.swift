@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "HTTPCaching", targets: ["HTTPCaching"]),
         .library(name: "WebCacheStore", targets: ["WebCacheStore"]),
         .library(name: "WebCache", targets: ["WebCache"]),
+        .library(name: "WebCacheNIO", targets: ["WebCacheNIO"]),
+        .library(name: "WebCacheAsyncHTTPClient", targets: ["WebCacheAsyncHTTPClient"]),
+        .library(name: "WebCacheYAML", targets: ["WebCacheYAML"]),
         .library(name: "WebCacheProxy", targets: ["WebCacheProxy"]),
         .library(name: "WebCacheTLS", targets: ["WebCacheTLS"]),
         .library(name: "WebCachePreload", targets: ["WebCachePreload"]),
@@ -49,15 +52,41 @@ let package = Package(
         .target(
             name: "WebCache",
             dependencies: [
+                // The engine, the URLProtocol and the URLSession origin: no event loops, no
+                // YAML. Those come with WebCacheNIO, WebCacheAsyncHTTPClient and WebCacheYAML.
                 "HTTPCaching", "WebCacheStore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "WebCacheNIO",
+            dependencies: [
+                "WebCache", "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "WebCacheAsyncHTTPClient",
+            dependencies: [
+                "WebCache", "WebCacheNIO", "HTTPCaching",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
+            name: "WebCacheYAML",
+            dependencies: [
+                "WebCache", "HTTPCaching",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -65,7 +94,7 @@ let package = Package(
             name: "WebCacheProxy",
             dependencies: [
                 // Not WebCacheStore: the store stays behind the engine.
-                "WebCache", "HTTPCaching", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
+                "WebCache", "WebCacheNIO", "HTTPCaching", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -123,7 +152,8 @@ let package = Package(
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheStore", "WebCacheProxy", "WebCachePreload", "WebCacheDemo", "WebCacheTLS", "CAllocatorTuning",
+                "HTTPCaching", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "WebCacheStore", "WebCacheProxy",
+                "WebCachePreload", "WebCacheDemo", "WebCacheTLS", "CAllocatorTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -133,7 +163,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-bench",
             dependencies: [
-                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheProxy", "WebCachePreload", "WebCacheTestSupport",
+                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheProxy", "WebCachePreload", "WebCacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -167,7 +197,7 @@ let package = Package(
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
-                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheProxy", "WebCacheStore",
+                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheProxy", "WebCacheStore",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -185,9 +215,19 @@ let package = Package(
         .testTarget(
             name: "WebCacheTests",
             dependencies: [
-                "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
+                "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "WebCacheNIOTests",
+            dependencies: [
+                "WebCacheNIO", "WebCache", "HTTPCaching", "WebCacheTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
@@ -198,7 +238,8 @@ let package = Package(
         .testTarget(
             name: "WebCacheProxyTests",
             dependencies: [
-                "WebCacheProxy", "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheTLS", "WebCacheTestSupport",
+                "WebCacheProxy", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching", "WebCacheStore", "WebCacheTLS",
+                "WebCacheTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -222,7 +263,7 @@ let package = Package(
         .testTarget(
             name: "WebCachePreloadTests",
             dependencies: [
-                "WebCachePreload", "WebCache", "WebCacheStore", "WebCacheDemo", "WebCacheTestSupport", "webcache",
+                "WebCachePreload", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheStore", "WebCacheDemo", "WebCacheTestSupport", "webcache",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

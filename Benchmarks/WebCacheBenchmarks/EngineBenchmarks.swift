@@ -2,6 +2,7 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCacheStore
 import WebCacheTestSupport
 

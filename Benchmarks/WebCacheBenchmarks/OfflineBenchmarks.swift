@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCacheProxy
 import WebCacheStore
 import WebCacheTestSupport

@@ -3,6 +3,7 @@ import WebCache
 import WebCachePreload
 import WebCacheStore
 import WebCacheTestSupport
+import WebCacheAsyncHTTPClient
 
 /// Issue 6's preload benchmark: a page with 40 subresources behind two levels of CSS, from an
 /// origin that waits 50 ms before every response, against the critical path of four round

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebCache
+import WebCacheNIO
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -59,6 +60,8 @@ public final class CachingProxy: Sendable {
         cache: HTTPCache, configuration: ProxyConfiguration, logger: Logger = Logger(label: "WebCacheProxy"),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
+        // A connection's engine work stays on its event loop.
+        EventLoopCallerTasks.install()
         self.group = group
         self.cache = cache
         self.wireFileDirectory = cache.directory.path

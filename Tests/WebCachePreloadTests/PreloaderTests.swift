@@ -7,6 +7,7 @@ import WebCacheDemo
 import WebCachePreload
 import WebCacheStore
 import WebCacheTestSupport
+import WebCacheAsyncHTTPClient
 
 @Suite("Preloader: pages made readable offline", .serialized)
 struct PreloaderTests {

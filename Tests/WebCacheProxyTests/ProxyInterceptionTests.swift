@@ -8,6 +8,8 @@ import WebCacheProxy
 import WebCacheStore
 import WebCacheTLS
 import WebCacheTestSupport
+import WebCacheAsyncHTTPClient
+import WebCacheNIO
 
 /// HTTPS through the forward proxy with interception: a real TLS origin with its own test CA,
 /// clients that trust the proxy's authority.

@@ -6,6 +6,7 @@ import WebCache
 import WebCacheProxy
 import WebCacheStore
 import WebCacheTestSupport
+import WebCacheNIO
 
 @Suite("The caching proxy: limits, metrics, shutdown", .serialized)
 struct ProxyOperationsTests {

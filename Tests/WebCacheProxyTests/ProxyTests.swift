@@ -140,3 +140,4 @@ struct ProxyTests {
 
 typealias NIOHTTP1Method = NIOHTTP1.HTTPMethod
 import NIOHTTP1
+import WebCacheNIO

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebCache
 import WebCacheTestSupport
+import WebCacheYAML
 
 @Suite("Set-Cookie in a shared cache: keep (RFC 9111), strip, or do not store", .serialized)
 struct SetCookieTests {

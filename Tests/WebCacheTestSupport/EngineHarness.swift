@@ -3,6 +3,7 @@ import HTTPCaching
 import HTTPTypes
 import WebCache
 import WebCacheStore
+import WebCacheAsyncHTTPClient
 
 /// For engine tests: an origin, a cache in a temporary directory and a clock; `run` tears all of it down.
 public struct EngineHarness: Sendable {

@@ -5,6 +5,7 @@ import Testing
 import WebCache
 import WebCacheStore
 import WebCacheTestSupport
+import WebCacheYAML
 
 @Suite("Engine: app policies")
 struct PolicyTests {

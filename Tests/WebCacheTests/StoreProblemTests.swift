@@ -4,6 +4,7 @@ import Testing
 import WebCache
 import WebCacheStore
 import WebCacheTestSupport
+import WebCacheAsyncHTTPClient
 
 @Suite("Store trouble under a request is counted, logged and survived")
 struct StoreProblemTests {

@@ -112,7 +112,7 @@ public final class HTTPCache: Sendable {
     /// soon as its head arrives and its body streams as it arrives (while it is being stored).
     ///
     /// `interim` receives the origin's interim responses (`103 Early Hints`) to this request, in
-    /// order, before this returns, when the origin sees them (``SwiftNIOOrigin``); a request that
+    /// order, before this returns, when the origin sees them (`SwiftNIOOrigin`); a request that
     /// joins another's fetch, or is answered from the store, gets none.
     public func streamingResponse(
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, interim: InterimResponseHandler? = nil

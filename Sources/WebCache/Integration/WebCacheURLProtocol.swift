@@ -18,7 +18,7 @@ import Foundation
 /// cache (each hop cached) and the final response is reported, because calling
 /// `client.urlProtocol(_:wasRedirectedTo:redirectResponse:)` crashes on Linux. The cache's own
 /// origin must not go through this protocol: give ``URLSessionOrigin`` a configuration without
-/// it (or use ``AsyncHTTPClientOrigin``). Request bodies, from `httpBody` or
+/// it (or use `AsyncHTTPClientOrigin`). Request bodies, from `httpBody` or
 /// `httpBodyStream`, reach the origin unchanged.
 ///
 /// One cache serves all sessions the protocol is installed in; installing again replaces it.

@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// Something that sends a request to the origin server and returns its answer: the network side
-/// of the cache. ``AsyncHTTPClientOrigin``, ``SwiftNIOOrigin`` (built for a proxy: it hands on
+/// of the cache. `AsyncHTTPClientOrigin`, `SwiftNIOOrigin` (built for a proxy: it hands on
 /// interim responses) and ``URLSessionOrigin`` are provided.
 ///
 /// An origin never follows redirects itself: the cache stores each hop by its own headers.

@@ -1,6 +1,5 @@
 import HTTPCaching
 import HTTPTypes
-import Yams
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -39,26 +38,6 @@ extension CachePolicy {
             if let patterns = rule.urlPatterns, !patterns.isEmpty, !patterns.contains(where: { $0.matches(url.absoluteString) }) { return false }
             if let types = rule.contentTypes, !types.isEmpty, !types.contains(where: { type.hasPrefix($0.lowercased()) }) { return false }
             return true
-        }
-    }
-
-    /// Reads a policy from a YAML (or JSON) file.
-    public static func load(from file: URL) throws -> CachePolicy {
-        let text: String
-        do {
-            text = try String(contentsOf: file, encoding: .utf8)
-        } catch {
-            throw PolicyError(.unreadableFile, "cannot read the configuration file \(file.path): \(error.localizedDescription)")
-        }
-        return try parse(text, source: file.path)
-    }
-
-    /// Reads a policy from YAML text.
-    public static func parse(_ text: String, source: String = "configuration") throws -> CachePolicy {
-        do {
-            return try YAMLDecoder().decode(CachePolicy.self, from: text)
-        } catch {
-            throw PolicyError(.invalidConfiguration, "\(source) is not a valid WebCache configuration", cause: error)
         }
     }
 

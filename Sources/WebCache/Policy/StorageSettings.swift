@@ -1,5 +1,4 @@
 import WebCacheStore
-import Yams
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -32,19 +31,6 @@ public struct StorageSettings: Sendable, Hashable, Codable {
         self.memoryCapacity = memoryCapacity
         self.diskCapacity = diskCapacity
         self.maximumEntrySize = maximumEntrySize
-    }
-
-    private struct File: Decodable {
-        var storage: StorageSettings?
-    }
-
-    /// Reads the `storage` section of a YAML configuration (empty settings when absent).
-    public static func parse(_ text: String, source: String = "configuration") throws -> StorageSettings {
-        do {
-            return try YAMLDecoder().decode(File.self, from: text).storage ?? StorageSettings()
-        } catch {
-            throw PolicyError(.invalidConfiguration, "\(source) has an invalid storage section: \(error)")
-        }
     }
 
     /// Applies the settings to a store configuration rooted at `directory`.

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import WebCache
+import WebCacheNIO
 
 /// `CONNECT` tunnels: byte for byte, or intercepted (TLS answered here, requests served by a
 /// handler of their own); WebSocket upgrades inside intercepted tunnels.

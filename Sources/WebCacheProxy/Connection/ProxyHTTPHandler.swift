@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import WebCache
+import WebCacheNIO
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

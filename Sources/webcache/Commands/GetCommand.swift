@@ -3,6 +3,7 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import WebCache
+import WebCacheAsyncHTTPClient
 
 /// `webcache get`: fetch through the cache, like curl.
 struct GetCommand: AsyncParsableCommand {

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import WebCache
 import WebCachePreload
+import WebCacheAsyncHTTPClient
+import WebCacheNIO
 
 /// `webcache preload`: make pages readable offline.
 struct PreloadCommand: AsyncParsableCommand {

@@ -8,6 +8,7 @@ import NIOPosix
 import WebCache
 import WebCacheProxy
 import WebCacheTLS
+import WebCacheNIO
 
 /// `webcache proxy`: a caching HTTP proxy (shared-cache rules) for any browser engine.
 struct ProxyCommand: AsyncParsableCommand {

@@ -3,7 +3,9 @@ import Foundation
 import HTTPCaching
 import Logging
 import WebCache
+import WebCacheNIO
 import WebCacheStore
+import WebCacheYAML
 
 /// Options every command takes: where the cache is and which rules apply.
 struct CacheOptions: ParsableArguments {
@@ -41,7 +43,7 @@ struct CacheOptions: ParsableArguments {
     /// The `cacert` files the configuration file names.
     func configuredCACertificates() throws -> [String] {
         guard let config else { return [] }
-        return try OriginTrust.parse(configurationText(config), source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
+        return try ConfigurationFile.certificateAuthorityFiles(in: configurationText(config), source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
     }
 
     /// The configuration file's text, or an error naming it.

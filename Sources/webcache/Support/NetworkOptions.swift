@@ -1,5 +1,6 @@
 import ArgumentParser
 import WebCache
+import WebCacheNIO
 
 /// Options of the commands that use the network: how long to wait for an origin before a
 /// stored response is served instead.

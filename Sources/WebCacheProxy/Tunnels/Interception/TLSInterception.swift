@@ -1,5 +1,6 @@
 import WebCache
 import WebCacheTLS
+import WebCacheNIO
 
 /// How a forward proxy opens HTTPS: inside a `CONNECT` tunnel to an intercepted host it answers
 /// the TLS handshake itself, with a certificate for that host from a local

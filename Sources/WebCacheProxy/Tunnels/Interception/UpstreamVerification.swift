@@ -1,10 +1,11 @@
 import HTTPCaching
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOTLS
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import WebCache
+import WebCacheNIO
 import WebCacheTLS
 
 #if canImport(FoundationEssentials)
@@ -111,7 +112,7 @@ final class UpstreamVerification: Sendable {
                 case .success(let channel):
                     outcome.futureResult.whenComplete { _ in channel.close(promise: nil) }
                 case .failure(let error):
-                    outcome.succeed(.unreachable(AsyncHTTPClientOrigin.connectionFailure(error) ?? "\(error)"))
+                    outcome.succeed(.unreachable(ConnectionErrors.failure(error) ?? "\(error)"))
                 }
             }
         return outcome.futureResult
@@ -150,7 +151,7 @@ private final class HandshakeOutcome: ChannelInboundHandler {
             outcome.succeed(.refused(reason))
         } else if let reason = TLSFailure.reason(error) {
             outcome.succeed(.notIntercepted(reason))
-        } else if AsyncHTTPClientOrigin.connectionDropped(error) {
+        } else if ConnectionErrors.dropped(error) {
             outcome.succeed(.notIntercepted("the connection closed during the TLS handshake (\(error))"))
         } else {
             outcome.succeed(.unreachable("\(error)"))

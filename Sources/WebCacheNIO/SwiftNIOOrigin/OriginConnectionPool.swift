@@ -1,3 +1,4 @@
+import WebCache
 import NIOConcurrencyHelpers
 import NIOCore
 

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import WebCache
 
 /// Runs a task's jobs on one event loop: a proxy connection's engine work stays on the thread
 /// of its connection, without hopping to Swift's global pool and back for every response.
@@ -33,14 +34,16 @@ extension EventLoop {
     }
 }
 
-/// Unstructured tasks of the engine (a shared fetch, a body pumped into the store) that stay on
-/// the caller's thread when the caller runs on an event loop (a proxy connection): its origin
-/// connection is then made on that loop too, and the body goes from the origin to the client
-/// without a thread hop. Anywhere else they are ordinary tasks.
-enum CallersLoop {
-    /// Starts `operation` on the caller's event loop, if it runs on one.
-    @discardableResult
-    static func task<Success: Sendable>(
+/// The engine's tasks on their caller's event loop (``CallersLoop`` in WebCache): installed by
+/// ``SwiftNIOOrigin`` and the proxy, so that a proxy connection's fetch, its origin connection
+/// and the body it streams stay on one thread.
+package struct EventLoopCallerTasks: CallerTaskStarting {
+    /// Installs these for the process (once is enough; again is harmless).
+    package static func install() {
+        CallersLoop.install(EventLoopCallerTasks())
+    }
+
+    package func task<Success: Sendable>(
         _ operation: sending @escaping @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *),

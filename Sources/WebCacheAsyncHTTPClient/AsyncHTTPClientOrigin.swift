@@ -1,10 +1,11 @@
+import WebCache
+import WebCacheNIO
 import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import WebCacheStore
 
 #if canImport(Glibc)
 import Glibc
@@ -126,22 +127,9 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Whether `error` is a connection closed or reset under a request before any answer, or a
     /// kept-alive connection whose next response could not be parsed.
-    package static func connectionDropped(_ error: any Error) -> Bool {
-        switch error {
-        case is HTTPParserError:
-            return true
-        case let error as HTTPClientError:
-            return error == .remoteConnectionClosed
-        case let error as ChannelError:
-            switch error {
-            case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return true
-            default: return false
-            }
-        case let error as IOError:
-            return [ECONNRESET, EPIPE].contains(error.errnoCode)
-        default:
-            return false
-        }
+    static func connectionDropped(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        return ConnectionErrors.dropped(error)
     }
 
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
@@ -180,23 +168,8 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Why no connection could be made at all, in a few words; `nil` when `error` is not such
     /// a failure.
-    package static func connectionFailure(_ error: any Error) -> String? {
-        switch error {
-        case let error as NIOConnectionError:
-            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the name does not resolve" }
-            return error.connectionErrors.lazy.compactMap { connectionFailure($0.error) }.first ?? "connection failed"
-        case is SocketAddressError:
-            return "the name does not resolve"
-        case let error as HTTPClientError:
-            return error == .connectTimeout ? "the connection timed out" : nil
-        case let error as ChannelError:
-            if case .connectTimeout = error { return "the connection timed out" }
-            return nil
-        case let error as IOError:
-            guard [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL].contains(error.errnoCode) else { return nil }
-            return String(cString: strerror(error.errnoCode)).lowercased()
-        default:
-            return nil
-        }
+    static func connectionFailure(_ error: any Error) -> String? {
+        if let error = error as? HTTPClientError { return error == .connectTimeout ? "the connection timed out" : nil }
+        return ConnectionErrors.failure(error)
     }
 }

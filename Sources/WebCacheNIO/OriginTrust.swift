@@ -1,5 +1,5 @@
+import WebCache
 import NIOSSL
-import Yams
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -11,7 +11,8 @@ import Foundation
 /// and any extra certificate authorities given here (curl's `--cacert`: a company's or a test
 /// origin's own CA).
 ///
-/// In a configuration file, `cacert` names one PEM file or a list of them:
+/// In a configuration file, `cacert` names one PEM file or a list of them (read by
+/// `ConfigurationFile.certificateAuthorityFiles` in WebCacheYAML):
 ///
 /// ```yaml
 /// cacert: /etc/ssl/company-root.pem
@@ -58,35 +59,5 @@ public struct OriginTrust: Sendable {
             configuration.additionalTrustRoots = [.certificates(additionalAuthorities)]
         }
         return configuration
-    }
-
-    private struct File: Decodable {
-        var cacert: [String]?
-
-        enum CodingKeys: String, CodingKey { case cacert }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            if let one = try? container.decodeIfPresent(String.self, forKey: .cacert) {
-                cacert = [one]
-            } else {
-                cacert = try container.decodeIfPresent([String].self, forKey: .cacert)
-            }
-        }
-    }
-
-    /// The `cacert` entry of a YAML configuration (none when absent), relative paths taken
-    /// from `directory` (the configuration file's).
-    public static func parse(_ text: String, source: String = "configuration", directory: URL? = nil) throws -> [String] {
-        let files: [String]
-        do {
-            files = try YAMLDecoder().decode(File.self, from: text).cacert ?? []
-        } catch {
-            throw PolicyError(.invalidConfiguration, "\(source) has an invalid cacert entry (a file or a list of files): \(error)", cause: error)
-        }
-        return files.map { file in
-            guard !file.hasPrefix("/"), let directory else { return file }
-            return directory.appendingPathComponent(file).path
-        }
     }
 }

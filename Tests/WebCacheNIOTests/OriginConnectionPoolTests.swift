@@ -2,8 +2,9 @@ import Foundation
 import NIOCore
 import NIOEmbedded
 import Testing
+import WebCache
 
-@testable import WebCache
+@testable import WebCacheNIO
 
 @Suite("The origin connection pool")
 struct OriginConnectionPoolTests {

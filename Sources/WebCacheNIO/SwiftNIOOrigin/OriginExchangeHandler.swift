@@ -1,3 +1,4 @@
+import WebCache
 import HTTPTypes
 import NIOCore
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import WebCache
 import HTTPCaching
 
 #if canImport(FoundationEssentials)

@@ -1,3 +1,4 @@
+import WebCache
 import NIOSSL
 
 /// Errors that mean a TLS peer could not be trusted (its certificate, its name, the handshake),

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 import WebCache
 import WebCacheTestSupport
+import WebCacheNIO
 
 @Suite("SwiftNIOOrigin: the proxy's origin client", .serialized)
 struct SwiftNIOOriginTests {

@@ -1,9 +1,11 @@
+import HTTPCaching
 import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import WebCache
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -48,6 +50,9 @@ public final class SwiftNIOOrigin: OriginFetching {
         maximumIdleConnectionsPerHost: Int = 256, trust: OriginTrust = OriginTrust(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
+        // The engine's tasks for a request made on an event loop stay on it (and so does this
+        // client's connection for it).
+        EventLoopCallerTasks.install()
         self.group = group
         self.connectTimeout = .nanoseconds(connectTimeout.nanoseconds)
         self.timeout = .nanoseconds(timeout.nanoseconds)
@@ -183,7 +188,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// Whether a kept-alive connection was closed or reset under a request, before any answer.
     static func connectionDropped(_ error: any Error) -> Bool {
         if case OriginExchangeHandler.Failure.closedBeforeHead = error { return true }
-        return AsyncHTTPClientOrigin.connectionDropped(error)
+        return ConnectionErrors.dropped(error)
     }
 
     /// What went wrong, as an ``OriginError``.
@@ -205,7 +210,7 @@ public final class SwiftNIOOrigin: OriginFetching {
             // Never "unreachable": a certificate that does not verify is not a network that is down.
             return OriginError(.invalidResponse, "\(name) failed TLS verification: \(reason)", cause: error)
         }
-        if !receiving, let reason = AsyncHTTPClientOrigin.connectionFailure(error) {
+        if !receiving, let reason = ConnectionErrors.failure(error) {
             return OriginError(.unreachable, "cannot connect to \(name): \(reason)", cause: error, connectionFailed: true)
         }
         return OriginError(.unreachable, receiving ? "\(name) stopped answering" : "no answer from \(name)", cause: error)
