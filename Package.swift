@@ -152,7 +152,8 @@ let package = Package(
         .executableTarget(
             name: "webcache",
             dependencies: [
-                "HTTPCaching", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "WebCacheStore", "WebCacheProxy",
+                "HTTPCaching", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "WebCacheStore",
+                "WebCacheProxy",
                 "WebCachePreload", "WebCacheDemo", "WebCacheTLS", "CAllocatorTuning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -163,7 +164,8 @@ let package = Package(
         .executableTarget(
             name: "webcache-bench",
             dependencies: [
-                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheProxy", "WebCachePreload", "WebCacheTestSupport",
+                "WebCacheStore", "HTTPCaching", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheProxy",
+                "WebCachePreload", "WebCacheTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -197,7 +199,8 @@ let package = Package(
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
-                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheProxy", "WebCacheStore",
+                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheProxy",
+                "WebCacheStore",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -215,7 +218,8 @@ let package = Package(
         .testTarget(
             name: "WebCacheTests",
             dependencies: [
-                "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching", "WebCacheStore", "WebCacheTestSupport",
+                "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching", "WebCacheStore",
+                "WebCacheTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -238,7 +242,8 @@ let package = Package(
         .testTarget(
             name: "WebCacheProxyTests",
             dependencies: [
-                "WebCacheProxy", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching", "WebCacheStore", "WebCacheTLS",
+                "WebCacheProxy", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching",
+                "WebCacheStore", "WebCacheTLS",
                 "WebCacheTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -248,7 +253,8 @@ let package = Package(
         .testTarget(
             name: "WebCacheCLITests",
             dependencies: [
-                "webcache", "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheDemo", "WebCacheTLS", "WebCacheTestSupport",
+                "webcache", "WebCache", "HTTPCaching", "WebCacheStore", "WebCacheDemo", "WebCacheTLS",
+                "WebCacheTestSupport",
             ]
         ),
         .testTarget(
@@ -263,13 +269,16 @@ let package = Package(
         .testTarget(
             name: "WebCachePreloadTests",
             dependencies: [
-                "WebCachePreload", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheStore", "WebCacheDemo", "WebCacheTestSupport", "webcache",
+                "WebCachePreload", "WebCache", "WebCacheAsyncHTTPClient", "WebCacheStore", "WebCacheDemo",
+                "WebCacheTestSupport", "webcache",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(
             name: "WebCacheStoreTests",
-            dependencies: ["WebCacheStore", "HTTPCaching", "WebCacheTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "WebCacheStore", "HTTPCaching", "WebCacheTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

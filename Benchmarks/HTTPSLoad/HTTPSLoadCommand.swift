@@ -13,7 +13,8 @@ import WebCacheTLS
 struct HTTPSLoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "https-load",
-        abstract: "Drive HTTPS requests at a TLS server, directly or through a proxy's CONNECT, and print the figures as JSON.",
+        abstract:
+            "Drive HTTPS requests at a TLS server, directly or through a proxy's CONNECT, and print the figures as JSON.",
         discussion: "scripts/bench-https.sh runs it; its results are in the README (HTTPS interception, speed).")
 
     @Option(help: "The TLS server, HOST:PORT (the origin, when --proxy is given).")
@@ -34,16 +35,25 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
     @Option(help: "Seconds to run (after a one-second warm-up).")
     var duration = 10.0
 
-    @Option(help: "The only key exchange group offered: x25519, p256 or x25519mlkem768 (default: BoringSSL's list, which prefers X25519MLKEM768).")
+    @Option(
+        help:
+            "The only key exchange group offered: x25519, p256 or x25519mlkem768 (default: BoringSSL's list, which prefers X25519MLKEM768)."
+    )
     var curve: String?
 
     @Flag(help: "A new connection (CONNECT and full TLS handshake) for every request, instead of keep-alive.")
     var handshakes = false
 
-    @Option(help: "Write the benchmark's certificates into this folder (origin CA, origin and front leaves) and exit; the front leaf is issued by the authority in --authority.")
+    @Option(
+        help:
+            "Write the benchmark's certificates into this folder (origin CA, origin and front leaves) and exit; the front leaf is issued by the authority in --authority."
+    )
     var makeCertificates: String?
 
-    @Option(help: "With --make-certificates: the folder of the authority that issues the front certificate (a WebCache cache's ca/).")
+    @Option(
+        help:
+            "With --make-certificates: the folder of the authority that issues the front certificate (a WebCache cache's ca/)."
+    )
     var authority: String?
 
     @Option(help: "Time minting this many leaf certificates (distinct hosts) and exit.")
@@ -51,7 +61,9 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let makeCertificates {
-            try BenchmarkCertificates.write(into: URL(fileURLWithPath: makeCertificates), frontAuthority: authority.map { URL(fileURLWithPath: $0) })
+            try BenchmarkCertificates.write(
+                into: URL(fileURLWithPath: makeCertificates), frontAuthority: authority.map { URL(fileURLWithPath: $0) }
+            )
             return
         }
         if let mint {
@@ -64,12 +76,17 @@ struct HTTPSLoadCommand: AsyncParsableCommand {
         tls.trustRoots = .certificates(trust)
         tls.applicationProtocols = ["http/1.1"]
         if let curve {
-            let groups: [String: NIOTLSCurve] = ["x25519": .x25519, "p256": .secp256r1, "x25519mlkem768": .x25519_MLKEM768]
-            guard let group = groups[curve] else { throw ValidationError("--curve must be one of \(groups.keys.sorted().joined(separator: ", "))") }
+            let groups: [String: NIOTLSCurve] = [
+                "x25519": .x25519, "p256": .secp256r1, "x25519mlkem768": .x25519_MLKEM768,
+            ]
+            guard let group = groups[curve] else {
+                throw ValidationError("--curve must be one of \(groups.keys.sorted().joined(separator: ", "))")
+            }
             tls.curves = [group]
         }
         let plan = LoadPlan(
-            target: try Address(target), proxy: try proxy.map(Address.init), path: path, tls: try NIOSSLContext(configuration: tls),
+            target: try Address(target), proxy: try proxy.map(Address.init), path: path,
+            tls: try NIOSSLContext(configuration: tls),
             keepAlive: !handshakes)
         let result = try await LoadRun(plan: plan, connections: connections, duration: duration).run()
         print(result.json)
@@ -113,7 +130,9 @@ enum MintTiming {
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
         }
         times.sort()
-        print(#"{"mints": \#(count), "median_us": \#(String(format: "%.1f", times[count / 2])), "p99_us": \#(String(format: "%.1f", times[count * 99 / 100]))}"#)
+        print(
+            #"{"mints": \#(count), "median_us": \#(String(format: "%.1f", times[count / 2])), "p99_us": \#(String(format: "%.1f", times[count * 99 / 100]))}"#
+        )
     }
 }
 
@@ -124,17 +143,23 @@ enum BenchmarkCertificates {
     static func write(into folder: URL, frontAuthority: URL?) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let originAuthority = try CertificateAuthority.make(commonName: "benchmark origin CA")
-        try originAuthority.certificatePEM.write(to: folder.appendingPathComponent("origin-ca.pem"), atomically: true, encoding: .utf8)
+        try originAuthority.certificatePEM.write(
+            to: folder.appendingPathComponent("origin-ca.pem"), atomically: true, encoding: .utf8)
         try leaf(from: originAuthority, name: "origin", into: folder)
-        let front = try frontAuthority.map { try CertificateAuthority.load(orCreateIn: $0) } ?? CertificateAuthority.make(commonName: "benchmark front CA")
-        try front.certificatePEM.write(to: folder.appendingPathComponent("front-ca.pem"), atomically: true, encoding: .utf8)
+        let front =
+            try frontAuthority.map { try CertificateAuthority.load(orCreateIn: $0) }
+            ?? CertificateAuthority.make(commonName: "benchmark front CA")
+        try front.certificatePEM.write(
+            to: folder.appendingPathComponent("front-ca.pem"), atomically: true, encoding: .utf8)
         try leaf(from: front, name: "front", into: folder)
     }
 
     private static func leaf(from authority: CertificateAuthority, name: String, into folder: URL) throws {
         let key = P256.Signing.PrivateKey()
         let certificate = try authority.issueServerCertificate(for: "127.0.0.1", publicKey: key.publicKey)
-        try (certificate.serializeAsPEM().pemString + "\n").write(to: folder.appendingPathComponent("\(name).pem"), atomically: true, encoding: .utf8)
-        try (key.pemRepresentation + "\n").write(to: folder.appendingPathComponent("\(name)-key.pem"), atomically: true, encoding: .utf8)
+        try (certificate.serializeAsPEM().pemString + "\n").write(
+            to: folder.appendingPathComponent("\(name).pem"), atomically: true, encoding: .utf8)
+        try (key.pemRepresentation + "\n").write(
+            to: folder.appendingPathComponent("\(name)-key.pem"), atomically: true, encoding: .utf8)
     }
 }

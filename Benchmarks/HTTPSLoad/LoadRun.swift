@@ -18,11 +18,17 @@ final class LoadRun: @unchecked Sendable {
 
         var json: String {
             let sorted = latenciesMicroseconds.sorted()
-            func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000 }
+            func percentile(_ p: Double) -> Double {
+                sorted.isEmpty ? 0 : Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000
+            }
             return String(
-                format: #"{"mode": "%@", "requests": %d, "errors": %d, "seconds": %.2f, "per_second": %.1f, "p50_ms": %.3f, "p99_ms": %.3f}"#,
-                keepAlive ? "keep-alive" : "new-connection", requests, errors, seconds, Double(requests) / seconds, percentile(0.5), percentile(0.99))
-                .dropLast() + #", "error_kinds": "# + String(decoding: (try? JSONEncoder().encode(errorKinds)) ?? Data("{}".utf8), as: UTF8.self) + "}"
+                format:
+                    #"{"mode": "%@", "requests": %d, "errors": %d, "seconds": %.2f, "per_second": %.1f, "p50_ms": %.3f, "p99_ms": %.3f}"#,
+                keepAlive ? "keep-alive" : "new-connection", requests, errors, seconds, Double(requests) / seconds,
+                percentile(0.5), percentile(0.99)
+            )
+            .dropLast() + #", "error_kinds": "#
+                + String(decoding: (try? JSONEncoder().encode(errorKinds)) ?? Data("{}".utf8), as: UTF8.self) + "}"
         }
     }
 
@@ -61,7 +67,9 @@ final class LoadRun: @unchecked Sendable {
         }.get()
         try await done.futureResult.get()
         try await group.shutdownGracefully()
-        return Result(requests: requests, errors: errors, seconds: duration, latenciesMicroseconds: latencies, keepAlive: plan.keepAlive, errorKinds: errorKinds)
+        return Result(
+            requests: requests, errors: errors, seconds: duration, latenciesMicroseconds: latencies,
+            keepAlive: plan.keepAlive, errorKinds: errorKinds)
     }
 
     /// Connects (through the proxy's CONNECT when there is one), starts TLS and HTTP, and
@@ -82,7 +90,9 @@ final class LoadRun: @unchecked Sendable {
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
-                channel.writeAndFlush(ByteBuffer(string: "CONNECT \(plan.target.text) HTTP/1.1\r\nHost: \(plan.target.text)\r\n\r\n"), promise: nil)
+                channel.writeAndFlush(
+                    ByteBuffer(string: "CONNECT \(plan.target.text) HTTP/1.1\r\nHost: \(plan.target.text)\r\n\r\n"),
+                    promise: nil)
                 return established.futureResult.map { channel }
             }
             .flatMapThrowing { channel -> any Channel in

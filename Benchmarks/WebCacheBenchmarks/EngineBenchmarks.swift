@@ -18,9 +18,13 @@ struct EngineBenchmarks {
     func run() async throws -> [Measurement] {
         let origin = TestOrigin()
         try await origin.start()
-        origin.route("/1k") { _ in .init(status: 200, headers: [("Cache-Control", "max-age=3600")], body: BenchFixtures.body(1024)) }
+        origin.route("/1k") { _ in
+            .init(status: 200, headers: [("Cache-Control", "max-age=3600")], body: BenchFixtures.body(1024))
+        }
         origin.route("/slow") { _ in
-            .init(status: 200, headers: [("Cache-Control", "max-age=3600")], body: BenchFixtures.body(1024), delay: .milliseconds(50))
+            .init(
+                status: 200, headers: [("Cache-Control", "max-age=3600")], body: BenchFixtures.body(1024),
+                delay: .milliseconds(50))
         }
         var results: [Measurement] = []
         do {
@@ -56,7 +60,8 @@ struct EngineBenchmarks {
         try await network.shutdown()
         samples.sort()
         return Measurement(
-            group: "engine fresh hit 1 KB", name: memory > 0 ? "from memory" : "from disk", webCache: samples[samples.count / 2],
+            group: "engine fresh hit 1 KB", name: memory > 0 ? "from memory" : "from disk",
+            webCache: samples[samples.count / 2],
             note: "HTTPCache.response(for:) with Age and Cache-Status")
     }
 
@@ -66,7 +71,8 @@ struct EngineBenchmarks {
         let directory = BenchFixtures.temporaryDirectory("stampede")
         defer { try? FileManager.default.removeItem(at: directory) }
         let network = AsyncHTTPClientOrigin()
-        let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory)), origin: network)
+        let cache = try HTTPCache(
+            configuration: .init(store: CacheStore.Configuration(directory: directory)), origin: network)
         let request = HTTPRequest(method: .get, url: origin.url("/slow"))
         let before = origin.count("/slow")
         let start = DispatchTime.now().uptimeNanoseconds
@@ -95,7 +101,7 @@ struct EngineBenchmarks {
         return [
             Measurement(
                 group: "1,000 concurrent requests", name: "total time", webCache: ours, urlCache: theirs,
-                note: "origin fetches: WebCache \(ourFetches), URLSession+URLCache \(theirFetches)"),
+                note: "origin fetches: WebCache \(ourFetches), URLSession+URLCache \(theirFetches)")
         ]
     }
 }

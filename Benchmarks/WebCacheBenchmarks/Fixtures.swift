@@ -27,25 +27,29 @@ enum BenchFixtures {
         var fields = HTTPFields()
         for (name, value) in headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
         let now = Date()
-        return NewEntry(stored: StoredResponse(
-            request: HTTPRequest(method: .get, url: url), response: HTTPResponse(status: .ok, headerFields: fields),
-            requestTime: now, responseTime: now))
+        return NewEntry(
+            stored: StoredResponse(
+                request: HTTPRequest(method: .get, url: url), response: HTTPResponse(status: .ok, headerFields: fields),
+                requestTime: now, responseTime: now))
     }
 
     static func cachedURLResponse(_ url: URL, body: Data) -> CachedURLResponse {
-        let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: Dictionary(uniqueKeysWithValues: headers))!
+        let response = HTTPURLResponse(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: Dictionary(uniqueKeysWithValues: headers))!
         return CachedURLResponse(response: response, data: body)
     }
 
     static func temporaryDirectory(_ name: String) -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("webcache-bench-\(name)-\(UUID().uuidString)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "webcache-bench-\(name)-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 
     static func store(_ directory: URL, memory: Int) throws -> CacheStore {
-        try CacheStore(configuration: .init(
-            directory: directory, memoryCapacity: memory, diskCapacity: 64 << 30, maximumEntrySize: 1 << 30))
+        try CacheStore(
+            configuration: .init(
+                directory: directory, memoryCapacity: memory, diskCapacity: 64 << 30, maximumEntrySize: 1 << 30))
     }
 
     /// Fills a store with `count` 1 KB entries in batches.

@@ -19,7 +19,8 @@ struct Measurement: Codable, Sendable {
 
 /// Times `operation`: a warm-up, then `samples` samples of `iterations` runs each; returns the
 /// median time of one run in nanoseconds. The median of samples resists a noisy machine.
-func medianTime(samples: Int = 15, iterations: Int, warmup: Int = 3, _ operation: () throws -> Void) rethrows -> Double {
+func medianTime(samples: Int = 15, iterations: Int, warmup: Int = 3, _ operation: () throws -> Void) rethrows -> Double
+{
     for _ in 0..<warmup { try operation() }
     var times: [Double] = []
     for _ in 0..<samples {
@@ -54,7 +55,9 @@ func printTable(_ results: [Measurement]) {
     var widths = header.map(\.count)
     for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
     func line(_ cells: [String]) -> String {
-        "| " + cells.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+        "| "
+            + cells.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(
+                separator: " | ") + " |"
     }
     print(line(header))
     print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")

@@ -36,7 +36,10 @@ struct OfflineBenchmarks {
         let origin = TestOrigin()
         try await origin.start()
         origin.route("/page") { _ in
-            .init(status: 200, headers: [("Cache-Control", "no-cache"), ("ETag", "\"p\""), ("Content-Type", "text/html")], body: BenchFixtures.body(16 << 10))
+            .init(
+                status: 200,
+                headers: [("Cache-Control", "no-cache"), ("ETag", "\"p\""), ("Content-Type", "text/html")],
+                body: BenchFixtures.body(16 << 10))
         }
         let directory = BenchFixtures.temporaryDirectory("offline")
         let network = AsyncHTTPClientOrigin()
@@ -91,8 +94,12 @@ struct OfflineBenchmarks {
         }
         let group = "offline answer, origin \(blackholed ? "blackholed" : "refusing")"
         return [
-            Measurement(group: group, name: "\(frontDoor): first \(unit)", webCache: Self.median(firsts), note: note(blackholed) + extra),
-            Measurement(group: group, name: "\(frontDoor): following \(unit)s", webCache: Self.median(following), note: note(blackholed) + extra),
+            Measurement(
+                group: group, name: "\(frontDoor): first \(unit)", webCache: Self.median(firsts),
+                note: note(blackholed) + extra),
+            Measurement(
+                group: group, name: "\(frontDoor): following \(unit)s", webCache: Self.median(following),
+                note: note(blackholed) + extra),
         ]
     }
 
@@ -117,14 +124,21 @@ struct OfflineBenchmarks {
     /// `webcache get` as a process: the first run knows nothing of the origin; the following
     /// ones find it remembered in the store. Timed to the first byte of the answer.
     private func commandLine(blackholed: Bool) async throws -> [Measurement] {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("webcache")
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("webcache")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            log("offline: no webcache executable beside webcache-bench; build it (swift build -c release) to measure the command line")
+            log(
+                "offline: no webcache executable beside webcache-bench; build it (swift build -c release) to measure the command line"
+            )
             return []
         }
-        let timeout = String(Double(Self.networkTimeout.components.seconds) + Double(Self.networkTimeout.components.attoseconds) / 1e18)
-        return try await measure("webcache get", unit: "run", blackholed: blackholed, note: "; process start included") { setup in
-            let arguments = ["get", setup.url.absoluteString, "--cache-dir", setup.directory.path, "--network-timeout", timeout]
+        let timeout = String(
+            Double(Self.networkTimeout.components.seconds) + Double(Self.networkTimeout.components.attoseconds) / 1e18)
+        return try await measure("webcache get", unit: "run", blackholed: blackholed, note: "; process start included")
+        { setup in
+            let arguments = [
+                "get", setup.url.absoluteString, "--cache-dir", setup.directory.path, "--network-timeout", timeout,
+            ]
             let first = try Self.timeToFirstByte(executable, arguments)
             return (first, try (0..<3).map { _ in try Self.timeToFirstByte(executable, arguments) })
         }
@@ -147,10 +161,13 @@ struct OfflineBenchmarks {
                 if port == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             let proxyPort = try requireBench(port)
-            let request = "GET \(setup.url.absoluteString) HTTP/1.1\r\nHost: \(setup.url.host!):\(setup.url.port!)\r\nConnection: close\r\n\r\n"
+            let request =
+                "GET \(setup.url.absoluteString) HTTP/1.1\r\nHost: \(setup.url.host!):\(setup.url.port!)\r\nConnection: close\r\n\r\n"
             @Sendable func get() async throws {
                 let answer = try await RawHTTPClient.exchange(port: proxyPort, request)
-                guard answer.hasPrefix("HTTP/1.1 200") else { throw BenchFailure("the proxy answered \(answer.prefix(40))") }
+                guard answer.hasPrefix("HTTP/1.1 200") else {
+                    throw BenchFailure("the proxy answered \(answer.prefix(40))")
+                }
             }
             let first = try await Self.time { try await get() }
             var following: [Double] = []
@@ -177,7 +194,8 @@ struct OfflineBenchmarks {
         }
         session.invalidateAndCancel()
         return Measurement(
-            group: "offline answer, origin refusing", name: "plain URLSession: time to the connection error", webCache: Self.median(times),
+            group: "offline answer, origin refusing", name: "plain URLSession: time to the connection error",
+            webCache: Self.median(times),
             note: "the alternative: an app without the cache learns of the failure only then, and has nothing to show")
     }
 
@@ -212,7 +230,9 @@ struct OfflineBenchmarks {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
         _ = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchFailure("webcache get exited \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw BenchFailure("webcache get exited \(process.terminationStatus)")
+        }
         return elapsed
     }
 }

@@ -1,9 +1,9 @@
 import Foundation
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCachePreload
 import WebCacheStore
 import WebCacheTestSupport
-import WebCacheAsyncHTTPClient
 
 /// Issue 6's preload benchmark: a page with 40 subresources behind two levels of CSS, from an
 /// origin that waits 50 ms before every response, against the critical path of four round
@@ -23,13 +23,29 @@ struct PreloadBenchmarks {
         }
         // page: a.css, 2 scripts, 19 images (22); a.css: b.css and 5 images (6); b.css: 4 fonts, 8 images (12).
         let pageImages = (1...19).map { "<img src=/p\($0).png>" }.joined()
-        origin.route("/page.html") { _ in file("text/html", Data("<link rel=stylesheet href=/a.css><script src=/s1.js></script><script src=/s2.js></script>\(pageImages)".utf8)) }
-        origin.route("/a.css") { _ in file("text/css", Data(("@import url(b.css);" + (1...5).map { ".a\($0){background:url(a\($0).png)}" }.joined()).utf8)) }
+        origin.route("/page.html") { _ in
+            file(
+                "text/html",
+                Data(
+                    "<link rel=stylesheet href=/a.css><script src=/s1.js></script><script src=/s2.js></script>\(pageImages)"
+                        .utf8))
+        }
+        origin.route("/a.css") { _ in
+            file(
+                "text/css",
+                Data(("@import url(b.css);" + (1...5).map { ".a\($0){background:url(a\($0).png)}" }.joined()).utf8))
+        }
         origin.route("/b.css") { _ in
-            file("text/css", Data(((1...4).map { "@font-face{font-family:f\($0);src:url(f\($0).woff2)}" } + (1...8).map { ".b\($0){background:url(b\($0).png)}" }).joined().utf8))
+            file(
+                "text/css",
+                Data(
+                    ((1...4).map { "@font-face{font-family:f\($0);src:url(f\($0).woff2)}" }
+                        + (1...8).map { ".b\($0){background:url(b\($0).png)}" }).joined().utf8))
         }
         let asset = BenchFixtures.body(8 << 10)
-        for path in (1...19).map({ "/p\($0).png" }) + (1...5).map({ "/a\($0).png" }) + (1...8).map({ "/b\($0).png" }) + (1...4).map({ "/f\($0).woff2" }) + ["/s1.js", "/s2.js"] {
+        for path in (1...19).map({ "/p\($0).png" }) + (1...5).map({ "/a\($0).png" }) + (1...8).map({ "/b\($0).png" })
+            + (1...4).map({ "/f\($0).woff2" }) + ["/s1.js", "/s2.js"]
+        {
             origin.route(path) { _ in file("application/octet-stream", asset) }
         }
         var samples: [Double] = []
@@ -37,7 +53,8 @@ struct PreloadBenchmarks {
             let directory = BenchFixtures.temporaryDirectory("preload")
             defer { try? FileManager.default.removeItem(at: directory) }
             let network = AsyncHTTPClientOrigin(maximumConnectionsPerHost: PreloadOptions().concurrencyPerHost)
-            let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory)), origin: network)
+            let cache = try HTTPCache(
+                configuration: .init(store: CacheStore.Configuration(directory: directory)), origin: network)
             let start = DispatchTime.now().uptimeNanoseconds
             let report = await Preloader(cache: cache).preload(pages: [origin.url("/page.html")])[0]
             samples.append(Double(DispatchTime.now().uptimeNanoseconds - start))
@@ -51,7 +68,9 @@ struct PreloadBenchmarks {
         return [
             Measurement(
                 group: "preload 40 subresources, 50 ms latency", name: "page to complete manifest", webCache: median,
-                note: String(format: "%.2f× the 4-round-trip critical path (200 ms); includes new connections", median / criticalPath))
+                note: String(
+                    format: "%.2f× the 4-round-trip critical path (200 ms); includes new connections",
+                    median / criticalPath))
         ]
     }
 }

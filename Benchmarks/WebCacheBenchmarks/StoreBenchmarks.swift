@@ -51,7 +51,9 @@ struct StoreBenchmarks {
         let request = URLRequest(url: url)
         urlCache.storeCachedResponse(BenchFixtures.cachedURLResponse(url, body: body), for: request)
         let theirs = try time {
-            guard let cached = urlCache.cachedResponse(for: request) else { throw BenchError("URLCache lost a memory entry") }
+            guard let cached = urlCache.cachedResponse(for: request) else {
+                throw BenchError("URLCache lost a memory entry")
+            }
             precondition(cached.data.count == size)
         }
         return Measurement(group: "memory hit", name: label(size), webCache: ours, urlCache: theirs)
@@ -71,12 +73,15 @@ struct StoreBenchmarks {
             let body = try store.readBody(entries[0])
             precondition(body.count == size)
         }
-        let urlCache = URLCache(memoryCapacity: 0, diskCapacity: 4 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
+        let urlCache = URLCache(
+            memoryCapacity: 0, diskCapacity: 4 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
         let request = URLRequest(url: url)
         urlCache.storeCachedResponse(BenchFixtures.cachedURLResponse(url, body: body), for: request)
         try waitUntilStored(urlCache, request)
         let theirs = try time(budget: 5) {
-            guard let cached = urlCache.cachedResponse(for: request) else { throw BenchError("URLCache lost a disk entry") }
+            guard let cached = urlCache.cachedResponse(for: request) else {
+                throw BenchError("URLCache lost a disk entry")
+            }
             precondition(cached.data.count == size)
         }
         return Measurement(group: "disk hit", name: label(size), webCache: ours, urlCache: theirs)
@@ -93,13 +98,15 @@ struct StoreBenchmarks {
             index += 1
             try store.store(BenchFixtures.newEntry(BenchFixtures.url(index, size: size)), body: body)
         }
-        let urlCache = URLCache(memoryCapacity: 0, diskCapacity: 8 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
+        let urlCache = URLCache(
+            memoryCapacity: 0, diskCapacity: 8 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
         let theirs = time(budget: 5) {
             index += 1
             let url = BenchFixtures.url(index, size: size)
             urlCache.storeCachedResponse(BenchFixtures.cachedURLResponse(url, body: body), for: URLRequest(url: url))
         }
-        return Measurement(group: "store", name: label(size), webCache: ours, urlCache: theirs, note: "a new URL each time")
+        return Measurement(
+            group: "store", name: label(size), webCache: ours, urlCache: theirs, note: "a new URL each time")
     }
 
     /// The 1 KB disk hit as the store grows, then opening a store of 10^5 entries.
@@ -116,7 +123,9 @@ struct StoreBenchmarks {
             var store: CacheStore? = try BenchFixtures.store(storeDirectory, memory: 0)
             try BenchFixtures.fill(store!, count: count)
             var generator = SystemRandomNumberGenerator()
-            let keys = (0..<1000).map { _ in CacheKey(url: BenchFixtures.url(Int.random(in: 0..<count, using: &generator), size: 1024))! }
+            let keys = (0..<1000).map { _ in
+                CacheKey(url: BenchFixtures.url(Int.random(in: 0..<count, using: &generator), size: 1024))!
+            }
             // The same hot set of 1,000 keys at every size, warmed first, so that each size
             // measures the same work; cold first touches are measured separately below.
             func hit(_ key: CacheKey) throws {
@@ -131,37 +140,50 @@ struct StoreBenchmarks {
                 try hit(keys[next])
             }
             if count == counts.last {
-                let cold = (0..<2000).map { _ in CacheKey(url: BenchFixtures.url(Int.random(in: 0..<count, using: &generator), size: 1024))! }
+                let cold = (0..<2000).map { _ in
+                    CacheKey(url: BenchFixtures.url(Int.random(in: 0..<count, using: &generator), size: 1024))!
+                }
                 let start = DispatchTime.now().uptimeNanoseconds
                 for key in cold { try hit(key) }
                 let perLookup = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(cold.count)
-                coldResult = Measurement(group: "disk hit 1 KB", name: "\(count) entries, first touch", webCache: perLookup, note: "keys not read before (mean of 2,000)")
+                coldResult = Measurement(
+                    group: "disk hit 1 KB", name: "\(count) entries, first touch", webCache: perLookup,
+                    note: "keys not read before (mean of 2,000)")
             }
             var theirs: Double?
             if count == 1000 {
-                let urlCache = URLCache(memoryCapacity: 0, diskCapacity: 4 << 30, diskPath: directory.appendingPathComponent("urlcache").path)
+                let urlCache = URLCache(
+                    memoryCapacity: 0, diskCapacity: 4 << 30,
+                    diskPath: directory.appendingPathComponent("urlcache").path)
                 let body = BenchFixtures.body(1024)
                 for index in 0..<count {
                     let url = BenchFixtures.url(index, size: 1024)
-                    urlCache.storeCachedResponse(BenchFixtures.cachedURLResponse(url, body: body), for: URLRequest(url: url))
+                    urlCache.storeCachedResponse(
+                        BenchFixtures.cachedURLResponse(url, body: body), for: URLRequest(url: url))
                 }
                 try waitUntilStored(urlCache, URLRequest(url: BenchFixtures.url(count - 1, size: 1024)))
                 let requests = keys.map { URLRequest(url: URL(string: $0.url)!) }
                 theirs = try time(budget: 5) {
                     next = (next + 1) % requests.count
-                    guard urlCache.cachedResponse(for: requests[next]) != nil else { throw BenchError("URLCache lost an entry") }
+                    guard urlCache.cachedResponse(for: requests[next]) != nil else {
+                        throw BenchError("URLCache lost an entry")
+                    }
                 }
             }
             first = first ?? ours
             let growth = String(format: "%.2f× the 10^3 figure", ours / first!)
-            results.append(Measurement(group: "disk hit 1 KB", name: "\(count) entries", webCache: ours, urlCache: theirs, note: growth))
+            results.append(
+                Measurement(
+                    group: "disk hit 1 KB", name: "\(count) entries", webCache: ours, urlCache: theirs, note: growth))
             if count == 100_000 {
                 log("open with \(count) entries")
                 store = nil
                 let open = try medianTime(samples: 7, iterations: 1, warmup: 1) {
                     _ = try BenchFixtures.store(storeDirectory, memory: 0)
                 }
-                results.append(Measurement(group: "open", name: "\(count) entries", webCache: open, note: "recovery sweep included"))
+                results.append(
+                    Measurement(
+                        group: "open", name: "\(count) entries", webCache: open, note: "recovery sweep included"))
             }
         }
         if let coldResult { results.append(coldResult) }

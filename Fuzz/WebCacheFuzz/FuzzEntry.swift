@@ -15,13 +15,15 @@ import Foundation
 /// not used because SwiftPM gives executables an entry point of their own).
 @_silgen_name("LLVMFuzzerRunDriver")
 private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 ) -> CInt
 
 /// The target chosen by `WEBCACHE_FUZZ_TARGET`.
 private let target: String = {
-    guard let name = ProcessInfo.processInfo.environment["WEBCACHE_FUZZ_TARGET"], FuzzTargets.names.contains(name) else {
+    guard let name = ProcessInfo.processInfo.environment["WEBCACHE_FUZZ_TARGET"], FuzzTargets.names.contains(name)
+    else {
         fatalError("set WEBCACHE_FUZZ_TARGET to one of \(FuzzTargets.names.joined(separator: ", "))")
     }
     return name
@@ -54,7 +56,9 @@ struct CorpusReplay {
         var runs = 0
         for folder in CommandLine.arguments.dropFirst() {
             let name = URL(fileURLWithPath: folder).lastPathComponent
-            guard FuzzTargets.names.contains(name) else { fatalError("\(folder) is not named after a target: \(FuzzTargets.names)") }
+            guard FuzzTargets.names.contains(name) else {
+                fatalError("\(folder) is not named after a target: \(FuzzTargets.names)")
+            }
             for file in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() {
                 let data = try Data(contentsOf: URL(fileURLWithPath: folder).appendingPathComponent(file))
                 data.withUnsafeBytes { FuzzTargets.run(name, $0) }

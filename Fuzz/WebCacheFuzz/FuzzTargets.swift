@@ -35,9 +35,11 @@ enum FuzzTargets {
         _ = TargetedCacheControl.parse(text)
         guard parsed.directives.allSatisfy(\.isWellFormed) else { return }
         let again = CacheControl(values: [parsed.description])
-        let meaning = { (control: CacheControl) in control.directives.map { "\($0.name)\u{0}\($0.argument ?? "\u{1}")" } }
+        let meaning = { (control: CacheControl) in control.directives.map { "\($0.name)\u{0}\($0.argument ?? "\u{1}")" }
+        }
         precondition(
-            meaning(again) == meaning(parsed), "Cache-Control round trip: '\(text)' → '\(parsed.description)' → '\(again.description)'")
+            meaning(again) == meaning(parsed),
+            "Cache-Control round trip: '\(text)' → '\(parsed.description)' → '\(again.description)'")
     }
 
     /// HTTP dates (RFC 9110 §5.6.7, the obsolete forms too): a date parsed and formatted parses
@@ -45,7 +47,9 @@ enum FuzzTargets {
     static func httpDate(_ text: String) {
         guard let date = HTTPDate.parse(text) else { return }
         let formatted = HTTPDate.format(date)
-        guard let again = HTTPDate.parse(formatted) else { preconditionFailure("'\(text)' parsed, but its IMF-fixdate '\(formatted)' did not") }
+        guard let again = HTTPDate.parse(formatted) else {
+            preconditionFailure("'\(text)' parsed, but its IMF-fixdate '\(formatted)' did not")
+        }
         precondition(again == date, "HTTP date round trip: '\(text)' → \(date) → '\(formatted)' → \(again)")
     }
 
@@ -61,7 +65,9 @@ enum FuzzTargets {
             guard parts.count == 2, let name = HTTPField.Name(String(parts[0])) else { continue }
             request.append(HTTPField(name: name, value: String(parts[1])))
         }
-        precondition(VaryKey(specifier, request: request) == VaryKey(specifier, request: request), "Vary keys differ for one request")
+        precondition(
+            VaryKey(specifier, request: request) == VaryKey(specifier, request: request),
+            "Vary keys differ for one request")
     }
 
     /// `Range` (RFC 9110 §14.1.2): resolved against any length, the ranges are in bounds,
@@ -70,7 +76,9 @@ enum FuzzTargets {
     static func range(_ text: String, bytes: UnsafeRawBufferPointer) {
         if let part = ContentRange(text) {
             precondition(!part.range.isEmpty && part.range.lowerBound >= 0, "empty part \(part) from '\(text)'")
-            if let length = part.completeLength { precondition(part.range.upperBound <= length, "part \(part) past its length from '\(text)'") }
+            if let length = part.completeLength {
+                precondition(part.range.upperBound <= length, "part \(part) past its length from '\(text)'")
+            }
             precondition(ContentRange(part.description) == part, "Content-Range round trip: '\(text)' → '\(part)'")
         }
         guard let request = ByteRangeRequest(text) else { return }
@@ -78,8 +86,12 @@ enum FuzzTargets {
         for candidate in [0, 1, length, Int.max / 2] {
             guard case .satisfiable(let ranges) = request.resolve(length: candidate) else { continue }
             for (index, range) in ranges.enumerated() {
-                precondition(range.lowerBound >= 0 && range.upperBound <= candidate && !range.isEmpty, "range \(range) out of 0..<\(candidate) for '\(text)'")
-                if index > 0 { precondition(ranges[index - 1].upperBound < range.lowerBound, "ranges not disjoint for '\(text)'") }
+                precondition(
+                    range.lowerBound >= 0 && range.upperBound <= candidate && !range.isEmpty,
+                    "range \(range) out of 0..<\(candidate) for '\(text)'")
+                if index > 0 {
+                    precondition(ranges[index - 1].upperBound < range.lowerBound, "ranges not disjoint for '\(text)'")
+                }
             }
         }
     }

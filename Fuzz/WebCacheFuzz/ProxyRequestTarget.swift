@@ -52,7 +52,9 @@ enum ProxyRequestTarget {
                 _ = try await connection.responses(reference.requests, methods: reference.methods, timeout: .seconds(5))
                 if waitPastHeadTimeout { await connection.advanceTime(by: .seconds(11)) }
                 // Then a moment for a wrong extra answer, or a close, to show.
-                result = .success(try await connection.responses(reference.requests + 1, methods: reference.methods, timeout: .milliseconds(5)))
+                result = .success(
+                    try await connection.responses(
+                        reference.requests + 1, methods: reference.methods, timeout: .milliseconds(5)))
                 await connection.close()
             } catch {
                 result = .failure(error)
@@ -69,11 +71,17 @@ enum ProxyRequestTarget {
         case .failure(let error): preconditionFailure("\(error) for \(printable(bytes))")
         }
         let finals = responses.filter { $0.status >= 200 }.count
-        precondition(finals <= reference.requests + 1, "\(finals) answers to \(reference.requests) requests: \(printable(bytes))")
+        precondition(
+            finals <= reference.requests + 1, "\(finals) answers to \(reference.requests) requests: \(printable(bytes))"
+        )
         if !closed {
-            precondition(!halfClose, "half-closed after \(reference.requests) requests, still open: \(printable(bytes))")
-            precondition(!reference.malformed, "bytes that are not HTTP, and the connection still open: \(printable(bytes))")
-            precondition(finals == reference.requests, "\(finals) answers to \(reference.requests) requests, connection open: \(printable(bytes))")
+            precondition(
+                !halfClose, "half-closed after \(reference.requests) requests, still open: \(printable(bytes))")
+            precondition(
+                !reference.malformed, "bytes that are not HTTP, and the connection still open: \(printable(bytes))")
+            precondition(
+                finals == reference.requests,
+                "\(finals) answers to \(reference.requests) requests, connection open: \(printable(bytes))")
         }
     }
 

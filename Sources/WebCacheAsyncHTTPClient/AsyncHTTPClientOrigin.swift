@@ -1,11 +1,11 @@
-import WebCache
-import WebCacheNIO
 import AsyncHTTPClient
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import WebCache
+import WebCacheNIO
 
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +48,8 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
         maximumConnectionsPerHost: Int = 8, trust: OriginTrust = OriginTrust()
     ) {
-        var configuration = HTTPClient.Configuration(tlsConfiguration: trust.clientConfiguration(), redirectConfiguration: .disallow)
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: trust.clientConfiguration(), redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         configuration.timeout = .init(connect: .nanoseconds(connectTimeout.nanoseconds))
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -107,7 +108,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         do {
             return (url, try await client.execute(outgoing, timeout: timeout))
-        } catch where Self.isRetryable(request.method) && Self.connectionDropped(error) {
+        } catch  where Self.isRetryable(request.method) && Self.connectionDropped(error) {
             // A kept-alive connection the origin had closed as the request went out, or one left
             // unreadable by the exchange before (bytes past a response's end): the one retry
             // that helps, on a new connection (browsers do the same for idempotent requests).
@@ -141,15 +142,20 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     }
 
     static func classify(_ error: any Error, url: URL, receiving: Bool) -> OriginError {
-        if let error = error as? HTTPClientError, [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error) {
+        if let error = error as? HTTPClientError,
+            [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error)
+        {
             return OriginError(.invalidRequest, "cannot send a request to \(url.absoluteString)", cause: error)
         }
         if let error = error as? HTTPClientError, error == .alreadyShutdown || error == .cancelled {
             // Not the origin's doing: no verdict on its reachability.
-            return OriginError(.invalidRequest, "the request to \(url.absoluteString) was abandoned: the client is shutting down", cause: error)
+            return OriginError(
+                .invalidRequest, "the request to \(url.absoluteString) was abandoned: the client is shutting down",
+                cause: error)
         }
         if error is HTTPParserError {
-            return OriginError(.invalidResponse, "\(url.absoluteString) sent a malformed response (\(error))", cause: error)
+            return OriginError(
+                .invalidResponse, "\(url.absoluteString) sent a malformed response (\(error))", cause: error)
         }
         if error is NIOTooManyBytesError {
             return OriginError(.invalidResponse, "the body from \(url.absoluteString) is too large", cause: error)
@@ -157,13 +163,19 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         if let reason = TLSFailure.reason(error) {
             // Never "unreachable": that would serve what is stored as if offline, and a
             // certificate that does not verify is not a network that is down.
-            return OriginError(.invalidResponse, "\(url.host ?? url.absoluteString) failed TLS verification: \(reason)", cause: error)
+            return OriginError(
+                .invalidResponse, "\(url.host ?? url.absoluteString) failed TLS verification: \(reason)", cause: error)
         }
         if !receiving, let reason = connectionFailure(error) {
-            return OriginError(.unreachable, "cannot connect to \(url.host ?? url.absoluteString): \(reason)", cause: error, connectionFailed: true)
+            return OriginError(
+                .unreachable, "cannot connect to \(url.host ?? url.absoluteString): \(reason)", cause: error,
+                connectionFailed: true)
         }
         // Timed out, reset, closed: no (complete) answer from the origin.
-        return OriginError(.unreachable, receiving ? "\(url.absoluteString) stopped answering" : "no answer from \(url.host ?? url.absoluteString)", cause: error)
+        return OriginError(
+            .unreachable,
+            receiving ? "\(url.absoluteString) stopped answering" : "no answer from \(url.host ?? url.absoluteString)",
+            cause: error)
     }
 
     /// Why no connection could be made at all, in a few words; `nil` when `error` is not such

@@ -26,7 +26,8 @@ public final class SampleSiteServer: Sendable {
     /// `Cache-Control: cacheControl` (`public, max-age=3600` unless told otherwise; `no-cache` is
     /// what most sites send for their HTML). With `tls`, it speaks HTTPS.
     public static func start(
-        host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero, cacheControl: String = "public, max-age=3600",
+        host: String = "127.0.0.1", port: Int = 0, latency: Duration = .zero,
+        cacheControl: String = "public, max-age=3600",
         tls: NIOSSLContext? = nil
     ) async throws -> SampleSiteServer {
         let served = NIOLockedValueBox(0)
@@ -36,7 +37,8 @@ public final class SampleSiteServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(SiteHandler(latency: latency, cacheControl: cacheControl, served: served))
+                    try channel.pipeline.syncOperations.addHandler(
+                        SiteHandler(latency: latency, cacheControl: cacheControl, served: served))
                 }
             }
             .bind(host: host, port: port)
@@ -98,12 +100,15 @@ private final class SiteHandler: ChannelInboundHandler {
             let send: @Sendable () -> Void = {
                 let (handler, context) = bound.value
                 context.write(handler.wrapOutboundOut(.head(responseHead)), promise: nil)
-                if let body, request.method != .HEAD { context.write(handler.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+                if let body, request.method != .HEAD {
+                    context.write(handler.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+                }
                 context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
             }
             if latency > .zero {
                 let (seconds, attoseconds) = latency.components
-                context.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), send)
+                context.eventLoop.scheduleTask(
+                    in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), send)
             } else {
                 send()
             }
@@ -114,15 +119,20 @@ private final class SiteHandler: ChannelInboundHandler {
         let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "")
         var headers = HTTPHeaders()
         headers.add(name: "Server", value: "webcache-sample-site")
-        guard request.method == .GET || request.method == .HEAD, let file = SampleSite.files[path == "/" ? "/index.html" : path] else {
+        guard request.method == .GET || request.method == .HEAD,
+            let file = SampleSite.files[path == "/" ? "/index.html" : path]
+        else {
             headers.add(name: "Content-Length", value: "0")
             headers.add(name: "Cache-Control", value: "no-store")
             return (HTTPResponseHead(version: request.version, status: .notFound, headers: headers), nil)
         }
-        let tag = "\"\(String(file.body.count, radix: 16))-\(String(UInt32(truncatingIfNeeded: file.body.hashValueStable), radix: 16))\""
+        let tag =
+            "\"\(String(file.body.count, radix: 16))-\(String(UInt32(truncatingIfNeeded: file.body.hashValueStable), radix: 16))\""
         headers.add(name: "Cache-Control", value: cacheControl)
         headers.add(name: "ETag", value: tag)
-        if request.headers["If-None-Match"].contains(where: { $0.split(separator: ",").map { $0.filter { $0 != " " } }.contains(Substring(tag)) }) {
+        if request.headers["If-None-Match"].contains(where: {
+            $0.split(separator: ",").map { $0.filter { $0 != " " } }.contains(Substring(tag))
+        }) {
             return (HTTPResponseHead(version: request.version, status: .notModified, headers: headers), nil)
         }
         headers.add(name: "Content-Type", value: file.contentType)

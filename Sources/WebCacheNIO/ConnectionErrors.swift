@@ -19,7 +19,9 @@ package enum ConnectionErrors {
     package static func failure(_ error: any Error) -> String? {
         switch error {
         case let error as NIOConnectionError:
-            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the name does not resolve" }
+            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
+                return "the name does not resolve"
+            }
             return error.connectionErrors.lazy.compactMap { failure($0.error) }.first ?? "connection failed"
         case is SocketAddressError:
             return "the name does not resolve"
@@ -27,7 +29,9 @@ package enum ConnectionErrors {
             if case .connectTimeout = error { return "the connection timed out" }
             return nil
         case let error as IOError:
-            guard [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL].contains(error.errnoCode) else { return nil }
+            guard
+                [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EADDRNOTAVAIL].contains(error.errnoCode)
+            else { return nil }
             return String(cString: strerror(error.errnoCode)).lowercased()
         default:
             return nil

@@ -1,5 +1,5 @@
-import WebCache
 import NIOSSL
+import WebCache
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -35,11 +35,15 @@ public struct OriginTrust: Sendable {
         var authorities: [NIOSSLCertificate] = []
         for file in files {
             guard FileManager.default.isReadableFile(atPath: file) else {
-                throw PolicyError(.unreadableFile, "cannot read the certificate authority file \(file): no such file, or not readable")
+                throw PolicyError(
+                    .unreadableFile, "cannot read the certificate authority file \(file): no such file, or not readable"
+                )
             }
             do {
                 let certificates = try NIOSSLCertificate.fromPEMFile(file)
-                guard !certificates.isEmpty else { throw PolicyError(.invalidConfiguration, "\(file) holds no PEM certificate") }
+                guard !certificates.isEmpty else {
+                    throw PolicyError(.invalidConfiguration, "\(file) holds no PEM certificate")
+                }
                 authorities += certificates
             } catch let error as PolicyError {
                 throw error

@@ -1,5 +1,5 @@
-import WebCache
 import NIOSSL
+import WebCache
 
 /// Errors that mean a TLS peer could not be trusted (its certificate, its name, the handshake),
 /// as opposed to a network that failed.
@@ -8,7 +8,11 @@ package enum TLSFailure {
     /// is missing), in words; `nil` for any other error, other TLS failures included.
     package static func certificateProblem(_ error: any Error) -> String? {
         guard let reason = reason(error) else { return nil }
-        if case .handshakeFailed(let details) = error as? NIOSSLError, !"\(details)".contains("CERTIFICATE_VERIFY_FAILED") { return nil }
+        if case .handshakeFailed(let details) = error as? NIOSSLError,
+            !"\(details)".contains("CERTIFICATE_VERIFY_FAILED")
+        {
+            return nil
+        }
         return reason
     }
 
@@ -23,7 +27,9 @@ package enum TLSFailure {
             switch error {
             case .handshakeFailed(let details):
                 let text = "\(details)"
-                if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the certificate does not verify against the trusted authorities (\(text))" }
+                if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                    return "the certificate does not verify against the trusted authorities (\(text))"
+                }
                 return "the TLS handshake failed (\(text))"
             case .unableToValidateCertificate:
                 return "the certificate could not be validated"

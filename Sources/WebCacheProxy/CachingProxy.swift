@@ -29,7 +29,8 @@ public final class CachingProxy: Sendable {
     private let connections: OpenConnections
     private let boundPort = NIOLockedValueBox<Int?>(nil)
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
-    let reverseTargets = NIOLockedValueBox(BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
+    let reverseTargets = NIOLockedValueBox(
+        BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
     static let reverseTargetsKept = 4096
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = ReplayCache()
@@ -79,7 +80,9 @@ public final class CachingProxy: Sendable {
 
     /// The metrics in Prometheus text format, as the metrics path answers them.
     public func metricsText() -> String {
-        String(decoding: metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count), as: UTF8.self)
+        String(
+            decoding: metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count),
+            as: UTF8.self)
     }
 
     /// Listens and serves until the calling task is cancelled. Then it stops accepting, lets the
@@ -100,7 +103,9 @@ public final class CachingProxy: Sendable {
             .bind(host: configuration.host, port: configuration.port)
             .get()
         boundPort.withLockedValue { $0 = server.localAddress?.port }
-        logger.info("listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode\(interception == nil ? "" : ", intercepting HTTPS"))")")
+        logger.info(
+            "listening on \(configuration.host):\(port ?? 0)\(configuration.upstream.map { " for \($0.absoluteString)" } ?? " (forward mode\(interception == nil ? "" : ", intercepting HTTPS"))")"
+        )
 
         let (stopped, stop) = AsyncStream<Void>.makeStream()
         server.closeFuture.whenComplete { _ in stop.finish() }
@@ -123,7 +128,8 @@ public final class CachingProxy: Sendable {
     public func serve(_ channel: any Channel) throws {
         guard connections.admit(channel) else {
             metrics.connectionsRefused.increment()
-            let refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+            let refusal =
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
             channel.writeAndFlush(ByteBuffer(string: refusal)).whenComplete { _ in channel.close(promise: nil) }
             return
         }

@@ -31,26 +31,45 @@ final class ProxyMetrics: Sendable {
             ({ $0.staleServed }, name("stale_served", "total", "Stale responses served")),
             ({ $0.bypassed }, name("bypassed", "total", "Requests passed through uncached")),
             ({ $0.blocked }, name("blocked", "total", "Requests answered by the block-list")),
-            ({ $0.unreachableSkips }, name("unreachable_skips", "total", "Requests that did not try an origin known to be unreachable")),
-            ({ $0.networkTimeouts }, name("network_timeouts", "total", "Stored responses served because the origin did not answer in time")),
-            ({ $0.storeProblems }, name("store_problems", "total", "Times the store failed under a request (full disk, corrupt body or index)")),
+            (
+                { $0.unreachableSkips },
+                name("unreachable_skips", "total", "Requests that did not try an origin known to be unreachable")
+            ),
+            (
+                { $0.networkTimeouts },
+                name("network_timeouts", "total", "Stored responses served because the origin did not answer in time")
+            ),
+            (
+                { $0.storeProblems },
+                name(
+                    "store_problems", "total",
+                    "Times the store failed under a request (full disk, corrupt body or index)")
+            ),
             ({ $0.bytesFromCache }, name("bytes_from_cache", "total", "Body bytes served from the cache")),
             ({ $0.bytesFromOrigin }, name("bytes_from_origin", "total", "Body bytes received from the origin")),
         ]
         engineCounters = engine.map { value, descriptor in (value, registry.makeCounter(descriptor: descriptor)) }
-        connectionsOpen = registry.makeGauge(descriptor: name("proxy_connections_open", "", "Client connections open now"))
-        connectionsAccepted = registry.makeCounter(descriptor: name("proxy_connections", "total", "Client connections accepted"))
+        connectionsOpen = registry.makeGauge(
+            descriptor: name("proxy_connections_open", "", "Client connections open now"))
+        connectionsAccepted = registry.makeCounter(
+            descriptor: name("proxy_connections", "total", "Client connections accepted"))
         connectionsRefused = registry.makeCounter(
-            descriptor: name("proxy_connections_refused", "total", "Client connections refused at the connection limit"))
+            descriptor: name("proxy_connections_refused", "total", "Client connections refused at the connection limit")
+        )
         tunnels = registry.makeCounter(descriptor: name("proxy_tunnels", "total", "CONNECT tunnels opened"))
         interceptedTunnels = registry.makeCounter(
-            descriptor: name("proxy_intercepted_tunnels", "total", "CONNECT tunnels whose TLS the proxy answered, to cache HTTPS"))
+            descriptor: name(
+                "proxy_intercepted_tunnels", "total", "CONNECT tunnels whose TLS the proxy answered, to cache HTTPS"))
         interceptionRefusals = registry.makeCounter(
-            descriptor: name("proxy_interception_refusals", "total", "CONNECT tunnels refused because the host's own certificate failed verification"))
+            descriptor: name(
+                "proxy_interception_refusals", "total",
+                "CONNECT tunnels refused because the host's own certificate failed verification"))
         unreachableOrigins = registry.makeGauge(
             descriptor: name("unreachable_origins", "", "Origins that could not be reached and are skipped for now"))
         let responses = name("proxy_responses", "total", "Responses sent, by status class")
-        responsesByClass = (1...5).map { digit in registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")]) }
+        responsesByClass = (1...5).map { digit in
+            registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")])
+        }
         self.registry = registry
     }
 

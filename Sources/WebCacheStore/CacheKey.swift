@@ -95,13 +95,16 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             guard end > start else { return nil }
             if let hostEnd {
                 guard pathStart > hostEnd + 1,
-                    bytes[(hostEnd + 1)..<pathStart].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+                    bytes[(hostEnd + 1)..<pathStart].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                    )
                 else { return nil }
             }
             for byte in bytes[pathStart...] where byte == UInt8(ascii: "#") || byte >= 0x80 { return nil }
             // URLComponents turns IDNA labels into Unicode; leave those to it.
             let hostBytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            if hostBytes.count >= 4, (0...(hostBytes.count - 4)).contains(where: { hostBytes[$0..<($0 + 4)].elementsEqual("xn--".utf8) }) {
+            if hostBytes.count >= 4,
+                (0...(hostBytes.count - 4)).contains(where: { hostBytes[$0..<($0 + 4)].elementsEqual("xn--".utf8) })
+            {
                 return nil
             }
             return String(decoding: hostBytes, as: UTF8.self)

@@ -10,7 +10,8 @@ extension CacheStore {
             try pool.write { db in
                 for (name, value) in nonZero {
                     try db.execute(
-                        sql: "INSERT INTO counter(namespace, name, value) VALUES (?, ?, ?) ON CONFLICT(namespace, name) DO UPDATE SET value = value + excluded.value",
+                        sql:
+                            "INSERT INTO counter(namespace, name, value) VALUES (?, ?, ?) ON CONFLICT(namespace, name) DO UPDATE SET value = value + excluded.value",
                         arguments: [namespace, name, value])
                 }
             }

@@ -41,10 +41,13 @@ extension CacheStore {
     public func save(_ manifest: PageManifest) throws {
         try database("record the manifest of \(manifest.name)") {
             try pool.write { db in
-                try db.execute(sql: "DELETE FROM manifest WHERE namespace = ? AND name = ?", arguments: [namespace, manifest.name])
+                try db.execute(
+                    sql: "DELETE FROM manifest WHERE namespace = ? AND name = ?", arguments: [namespace, manifest.name])
                 try db.execute(
                     sql: "INSERT INTO manifest(namespace, name, createdAt, complete) VALUES (?, ?, ?, ?)",
-                    arguments: [namespace, manifest.name, manifest.createdAt.timeIntervalSince1970, manifest.isComplete])
+                    arguments: [
+                        namespace, manifest.name, manifest.createdAt.timeIntervalSince1970, manifest.isComplete,
+                    ])
                 let insert = try db.cachedStatement(
                     sql: "INSERT OR IGNORE INTO manifestMember(namespace, manifest, position, url) VALUES (?, ?, ?, ?)")
                 for (position, url) in manifest.resources.enumerated() {
@@ -64,7 +67,8 @@ extension CacheStore {
                 var resources: [String: [String]] = [:]
                 for member in members { resources[member["manifest"], default: []].append(member["url"]) }
                 return try Row.fetchAll(
-                    db, sql: "SELECT name, createdAt, complete FROM manifest WHERE namespace = ? ORDER BY createdAt, name",
+                    db,
+                    sql: "SELECT name, createdAt, complete FROM manifest WHERE namespace = ? ORDER BY createdAt, name",
                     arguments: [namespace]
                 ).map { row in
                     let name: String = row["name"]
@@ -100,7 +104,8 @@ extension CacheStore {
         let held = try manifest(named: name)?.resources ?? []
         try database("remove the manifest of \(name)") {
             try pool.write { db in
-                try db.execute(sql: "DELETE FROM manifest WHERE namespace = ? AND name = ?", arguments: [namespace, name])
+                try db.execute(
+                    sql: "DELETE FROM manifest WHERE namespace = ? AND name = ?", arguments: [namespace, name])
             }
         }
         guard !keepingEntries else { return 0 }
@@ -108,7 +113,8 @@ extension CacheStore {
         for chunk in held.chunked(into: 400) {
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             removed += try removeWhere(
-                "url IN (\(placeholders)) AND \(Self.notInManifest)", StatementArguments(chunk), what: "remove the entries of \(name)")
+                "url IN (\(placeholders)) AND \(Self.notInManifest)", StatementArguments(chunk),
+                what: "remove the entries of \(name)")
         }
         return removed
     }

@@ -9,7 +9,8 @@ extension CacheStore {
         guard !rows.isEmpty else { return [] }
         let pending = drainAccesses()
         do {
-            let (ids, removed) = try database(rows.count == 1 ? "store \(rows[0].url)" : "store \(rows.count) entries") {
+            let (ids, removed) = try database(rows.count == 1 ? "store \(rows[0].url)" : "store \(rows.count) entries")
+            {
                 try pool.write { db -> ([Int64], [RemovedRow]) in
                     try AccessLog.apply(pending, in: db)
                     var ids: [Int64] = []
@@ -23,7 +24,8 @@ extension CacheStore {
                     return (ids, removed)
                 }
             }
-            finishRemoval(removed, alsoInvalidating: rows.map { CacheKey(storedMethod: $0.method, url: $0.url, host: $0.host) })
+            finishRemoval(
+                removed, alsoInvalidating: rows.map { CacheKey(storedMethod: $0.method, url: $0.url, host: $0.host) })
             return ids.map { .success($0) }
         } catch {
             guard rows.count > 1 else { return [.failure(error)] }
@@ -35,15 +37,20 @@ extension CacheStore {
     /// inserts `row` (its id is then the connection's last inserted row id). Returns what went.
     private func replaceRow(_ row: EntryRow, in db: Database) throws -> [RemovedRow] {
         let sameVariant = try db.cachedStatement(
-            sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?")
+            sql:
+                "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?"
+        )
         let removed = try RemovedRow.fetchAll(sameVariant, arguments: [namespace, row.method, row.url, row.varyKey])
         if !removed.isEmpty {
-            try db.execute(sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
+            try db.execute(
+                sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
         }
         let insert = try db.cachedStatement(sql: Self.insertSQL)
         try insert.execute(arguments: [
-            row.namespace, row.method, row.url, row.host, row.varyKey, row.status, row.requestHeaders, row.responseHeaders,
-            row.requestTime, row.responseTime, row.lastAccess, row.bodySize, row.bodyChecksum, row.bodyFile, row.bodyInline,
+            row.namespace, row.method, row.url, row.host, row.varyKey, row.status, row.requestHeaders,
+            row.responseHeaders,
+            row.requestTime, row.responseTime, row.lastAccess, row.bodySize, row.bodyChecksum, row.bodyFile,
+            row.bodyInline,
             row.appExpiry, row.discardAfter, row.groupName, row.pinned,
         ])
         return removed

@@ -74,7 +74,8 @@ extension CacheStore {
         if !missing.isEmpty {
             try pool.write { db in
                 for chunk in missing.chunked(into: 500) {
-                    try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
+                    try db.execute(
+                        sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
                 }
             }
         }
@@ -83,7 +84,8 @@ extension CacheStore {
         for name in orphans { POSIX.unlinkIfPresent(files.path(name)) }
         if temporaries + missing.count + orphans.count > 0 {
             logger.warning(
-                "cache recovery: removed \(temporaries) half-written bodies, \(orphans.count) bodies without an entry, \(missing.count) entries without a body")
+                "cache recovery: removed \(temporaries) half-written bodies, \(orphans.count) bodies without an entry, \(missing.count) entries without a body"
+            )
         }
     }
 }

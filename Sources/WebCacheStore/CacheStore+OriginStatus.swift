@@ -41,7 +41,8 @@ extension CacheStore {
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
-                        namespace, status.origin, max(1, status.failures), status.unreachableSince.timeIntervalSince1970,
+                        namespace, status.origin, max(1, status.failures),
+                        status.unreachableSince.timeIntervalSince1970,
                         status.retryAfter.timeIntervalSince1970, status.lastError,
                     ])
             }
@@ -52,7 +53,8 @@ extension CacheStore {
     public func removeOriginStatus(_ origin: String) throws {
         try database("record that \(origin) is reachable again") {
             try pool.write { db in
-                try db.execute(sql: "DELETE FROM originStatus WHERE namespace = ? AND origin = ?", arguments: [namespace, origin])
+                try db.execute(
+                    sql: "DELETE FROM originStatus WHERE namespace = ? AND origin = ?", arguments: [namespace, origin])
             }
         }
     }
@@ -62,7 +64,8 @@ extension CacheStore {
         try database("read the unreachable origins") {
             try pool.read { db in
                 try Row.fetchAll(
-                    db, sql: "SELECT * FROM originStatus WHERE namespace = ? ORDER BY retryAfter DESC, origin", arguments: [namespace]
+                    db, sql: "SELECT * FROM originStatus WHERE namespace = ? ORDER BY retryAfter DESC, origin",
+                    arguments: [namespace]
                 ).map { row in
                     OriginStatus(
                         origin: row["origin"], failures: row["failures"],

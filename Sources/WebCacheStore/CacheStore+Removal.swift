@@ -63,7 +63,8 @@ extension CacheStore {
     @discardableResult
     public func removeExpired(now: Date) throws -> Int {
         try removeWhere(
-            "pinned = 0 AND \(Self.notInManifest) AND discardAfter IS NOT NULL AND discardAfter < ?", [now.timeIntervalSince1970],
+            "pinned = 0 AND \(Self.notInManifest) AND discardAfter IS NOT NULL AND discardAfter < ?",
+            [now.timeIntervalSince1970],
             what: "purge expired entries")
     }
 
@@ -72,7 +73,9 @@ extension CacheStore {
     public func removeAll() throws -> Int {
         let count = try removeWhere("1", [], what: "remove all entries")
         try database("remove the page manifests") {
-            try pool.write { db in try db.execute(sql: "DELETE FROM manifest WHERE namespace = ?", arguments: [namespace]) }
+            try pool.write { db in
+                try db.execute(sql: "DELETE FROM manifest WHERE namespace = ?", arguments: [namespace])
+            }
         }
         for name in files.namespaceFiles() where name.hasSuffix(BodyFiles.bodySuffix) {
             // Bodies no row points to any more (a racing writer's are swept on the next open).
@@ -87,7 +90,9 @@ extension CacheStore {
     public func setPinned(_ pinned: Bool, group: String) throws -> Int {
         let count = try database("pin group \(group)") {
             try pool.write { db in
-                try db.execute(sql: "UPDATE entry SET pinned = ? WHERE namespace = ? AND groupName = ?", arguments: [pinned, namespace, group])
+                try db.execute(
+                    sql: "UPDATE entry SET pinned = ? WHERE namespace = ? AND groupName = ?",
+                    arguments: [pinned, namespace, group])
                 return db.changesCount
             }
         }
@@ -108,7 +113,8 @@ extension CacheStore {
                     db, sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND (\(condition))",
                     arguments: [namespace] + arguments)
                 for chunk in rows.map(\.id).chunked(into: 500) {
-                    try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
+                    try db.execute(
+                        sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
                 }
                 return rows
             }

@@ -37,10 +37,16 @@ extension CacheStore {
         flushAccesses()
         return try database("read cache statistics") {
             try pool.read { db in
-                let usage = try Row.fetchOne(db, sql: "SELECT entries, bytes FROM usage WHERE namespace = ?", arguments: [namespace])
-                let pinned = try Int.fetchOne(db, sql: "SELECT count(*) FROM entry WHERE namespace = ? AND pinned = 1", arguments: [namespace]) ?? 0
+                let usage = try Row.fetchOne(
+                    db, sql: "SELECT entries, bytes FROM usage WHERE namespace = ?", arguments: [namespace])
+                let pinned =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM entry WHERE namespace = ? AND pinned = 1", arguments: [namespace]
+                    ) ?? 0
                 let hosts = try Row.fetchAll(
-                    db, sql: "SELECT host, count(*) AS entries, sum(bodySize) AS bytes FROM entry WHERE namespace = ? GROUP BY host ORDER BY bytes DESC, host",
+                    db,
+                    sql:
+                        "SELECT host, count(*) AS entries, sum(bodySize) AS bytes FROM entry WHERE namespace = ? GROUP BY host ORDER BY bytes DESC, host",
                     arguments: [namespace]
                 ).map { StoreStatistics.HostUsage(host: $0["host"], entries: $0["entries"], bytes: $0["bytes"]) }
                 return StoreStatistics(
@@ -68,7 +74,9 @@ extension CacheStore {
         return try database("list entries") {
             try pool.read { db in
                 try EntryRow.fetchAll(
-                    db, sql: "SELECT \(EntryRow.selectionWithoutBodies) FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY lastAccess DESC\(limitClause)",
+                    db,
+                    sql:
+                        "SELECT \(EntryRow.selectionWithoutBodies) FROM entry WHERE \(conditions.joined(separator: " AND ")) ORDER BY lastAccess DESC\(limitClause)",
                     arguments: arguments)
             }
         }.compactMap { $0.entry() }

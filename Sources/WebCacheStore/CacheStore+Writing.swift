@@ -19,9 +19,13 @@ extension CacheStore {
         }
         let specifier = VarySpecifier(entry.stored.response.headerFields)
         var trimmed = entry
-        trimmed.stored.request.headerFields = entry.stored.request.headerFields.filter { specifier.names.contains($0.name) }
-            .reduce(into: HTTPFields()) { $0.append($1) }
-        return BodyWriter(store: self, entry: trimmed, key: key, varyKey: VaryKey(specifier, request: entry.stored.request.headerFields).text)
+        trimmed.stored.request.headerFields = entry.stored.request.headerFields.filter {
+            specifier.names.contains($0.name)
+        }
+        .reduce(into: HTTPFields()) { $0.append($1) }
+        return BodyWriter(
+            store: self, entry: trimmed, key: key,
+            varyKey: VaryKey(specifier, request: entry.stored.request.headerFields).text)
     }
 
     /// Stores a response with a body already in memory; `nil` when the body is larger than the
@@ -51,13 +55,17 @@ extension CacheStore {
             writer.cancel()
         }
         let now = configuration.now()
-        let rows = inline.map { makeRow($0.entry, key: $0.key, varyKey: $0.varyKey, body: .data($0.body), size: $0.body.count, now: now) }
+        let rows = inline.map {
+            makeRow($0.entry, key: $0.key, varyKey: $0.varyKey, body: .data($0.body), size: $0.body.count, now: now)
+        }
         for (result, item) in zip(writeRows(rows), inline) {
             let id = try result.get()
-            stored.append(CacheEntry(
-                id: id, key: item.key, varyKey: item.varyKey, stored: item.entry.stored, bodySize: item.body.count, lastAccess: now,
-                appExpiry: item.entry.appExpiry, discardAfter: item.entry.discardAfter, group: item.entry.group,
-                isPinned: item.entry.isPinned, body: .data(item.body)))
+            stored.append(
+                CacheEntry(
+                    id: id, key: item.key, varyKey: item.varyKey, stored: item.entry.stored, bodySize: item.body.count,
+                    lastAccess: now,
+                    appExpiry: item.entry.appExpiry, discardAfter: item.entry.discardAfter, group: item.entry.group,
+                    isPinned: item.entry.isPinned, body: .data(item.body)))
         }
         return stored
     }
@@ -102,7 +110,9 @@ extension CacheStore {
 
     /// ``insert(_:key:varyKey:body:size:)`` for a caller that awaits the transaction rather
     /// than blocking its thread (an event loop).
-    func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) async throws -> CacheEntry {
+    func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) async throws
+        -> CacheEntry
+    {
         let now = configuration.now()
         let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
         let id = try await newRows.submit(row) { [self] rows in writeRows(rows) }
@@ -115,17 +125,20 @@ extension CacheStore {
         if case .file = body { verifiedBodies.withLock { _ = $0.insert(id) } }
         return CacheEntry(
             id: id, key: key, varyKey: varyKey, stored: new.stored, bodySize: size, lastAccess: now,
-            appExpiry: new.appExpiry, discardAfter: new.discardAfter, group: new.group, isPinned: new.isPinned, body: body)
+            appExpiry: new.appExpiry, discardAfter: new.discardAfter, group: new.group, isPinned: new.isPinned,
+            body: body)
     }
 
-    func makeRow(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date) -> EntryRow {
+    func makeRow(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date) -> EntryRow
+    {
         let stored = new.stored
         var row = EntryRow(
             id: nil, namespace: namespace, method: key.method, url: key.url, host: key.host, varyKey: varyKey,
             status: stored.response.status.code,
             requestHeaders: HeaderCoding.encode(stored.request.headerFields),
             responseHeaders: HeaderCoding.encode(stored.response.headerFields),
-            requestTime: stored.requestTime.timeIntervalSince1970, responseTime: stored.responseTime.timeIntervalSince1970,
+            requestTime: stored.requestTime.timeIntervalSince1970,
+            responseTime: stored.responseTime.timeIntervalSince1970,
             lastAccess: now.timeIntervalSince1970, bodySize: size, bodyChecksum: 0, bodyFile: nil, bodyInline: nil,
             appExpiry: new.appExpiry?.timeIntervalSince1970, discardAfter: new.discardAfter?.timeIntervalSince1970,
             groupName: new.group, pinned: new.isPinned)

@@ -1,3 +1,8 @@
+import Dispatch
+import GRDB
+import HTTPCaching
+import Logging
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -5,11 +10,6 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-import Dispatch
-import GRDB
-import HTTPCaching
-import Logging
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -70,7 +70,8 @@ public final class CacheStore: Sendable {
 
         lockFile = open("\(directory)/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard lockFile >= 0 else {
-            throw StoreError(.invalidConfiguration, "cannot use \(directory) as a cache directory: \(POSIX.errorText())")
+            throw StoreError(
+                .invalidConfiguration, "cannot use \(directory) as a cache directory: \(POSIX.errorText())")
         }
         let alone = POSIX.lock(lockFile, exclusive: true, wait: false)
         if !alone { _ = POSIX.lock(lockFile, exclusive: false, wait: true) }
@@ -158,7 +159,8 @@ public final class CacheStore: Sendable {
                 return data
             } catch let error as StoreError {
                 discardBroken(entry, because: error)
-                throw StoreError(.corruptBody, "the stored body of \(entry.key) is unusable and was removed", cause: error)
+                throw StoreError(
+                    .corruptBody, "the stored body of \(entry.key) is unusable and was removed", cause: error)
             }
         }
     }

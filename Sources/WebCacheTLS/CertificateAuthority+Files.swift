@@ -35,16 +35,19 @@ extension CertificateAuthority {
         } catch {
             throw CertificateAuthorityError("cannot create \(parent.path): \(error)")
         }
-        let staging = parent.appendingPathComponent(".\(folder.lastPathComponent)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let staging = parent.appendingPathComponent(
+            ".\(folder.lastPathComponent)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         guard mkdir(staging.path, 0o700) == 0 else {
             throw CertificateAuthorityError("cannot create \(staging.path): \(String(cString: strerror(errno)))")
         }
         defer { try? FileManager.default.removeItem(at: staging) }
         let made = try make()
-        try writeFile(made.privateKey.pemRepresentation + "\n", to: staging.appendingPathComponent(keyFileName), mode: 0o600)
+        try writeFile(
+            made.privateKey.pemRepresentation + "\n", to: staging.appendingPathComponent(keyFileName), mode: 0o600)
         try writeFile(made.certificatePEM, to: staging.appendingPathComponent(certificateFileName), mode: 0o644)
         if rename(staging.path, folder.path) != 0 && errno != EEXIST && errno != ENOTEMPTY {
-            throw CertificateAuthorityError("cannot move the new certificate authority into \(folder.path): \(String(cString: strerror(errno)))")
+            throw CertificateAuthorityError(
+                "cannot move the new certificate authority into \(folder.path): \(String(cString: strerror(errno)))")
         }
         // Moved in, or another process's authority got there first: either way, use what is there.
         guard let authority = try load(from: folder) else {
@@ -65,7 +68,9 @@ extension CertificateAuthority {
         let certificateFile = folder.appendingPathComponent(certificateFileName)
         var keyStatus = stat()
         guard stat(keyFile.path, &keyStatus) == 0 else {
-            throw CertificateAuthorityError("\(folder.path) has no \(keyFileName): move the folder aside to make a new authority (and trust its certificate again)")
+            throw CertificateAuthorityError(
+                "\(folder.path) has no \(keyFileName): move the folder aside to make a new authority (and trust its certificate again)"
+            )
         }
         try requirePrivate(keyStatus, path: keyFile.path, kind: "key file")
         let keyText: String
@@ -82,10 +87,14 @@ extension CertificateAuthority {
             key = try P256.Signing.PrivateKey(pemRepresentation: keyText)
             certificate = try Certificate(pemEncoded: certificateText)
         } catch {
-            throw CertificateAuthorityError("the certificate authority in \(folder.path) is damaged (\(error)): move the folder aside to make a new one")
+            throw CertificateAuthorityError(
+                "the certificate authority in \(folder.path) is damaged (\(error)): move the folder aside to make a new one"
+            )
         }
         guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
-            throw CertificateAuthorityError("\(certificateFile.path) does not belong to the key beside it: move the folder aside to make a new authority")
+            throw CertificateAuthorityError(
+                "\(certificateFile.path) does not belong to the key beside it: move the folder aside to make a new authority"
+            )
         }
         return try CertificateAuthority(certificate: certificate, privateKey: key, certificateFile: certificateFile)
     }
@@ -95,7 +104,8 @@ extension CertificateAuthority {
         let others = status.st_mode & 0o077
         guard others == 0 else {
             throw CertificateAuthorityError(
-                "the certificate authority's \(kind) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))); run chmod go-rwx on it, or move the folder aside to make a new authority")
+                "the certificate authority's \(kind) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))); run chmod go-rwx on it, or move the folder aside to make a new authority"
+            )
         }
         guard status.st_uid == getuid() else {
             throw CertificateAuthorityError("the certificate authority's \(kind) \(path) belongs to another user")

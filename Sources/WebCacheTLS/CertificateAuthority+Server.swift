@@ -9,7 +9,10 @@ extension CertificateAuthority {
         let key = P256.Signing.PrivateKey()
         let certificate = try issueServerCertificate(for: hosts, publicKey: key.publicKey)
         let configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificate.serializeAsPEM().pemString.utf8), format: .pem))],
+            certificateChain: [
+                .certificate(
+                    try NIOSSLCertificate(bytes: Array(certificate.serializeAsPEM().pemString.utf8), format: .pem))
+            ],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)))
         return try NIOSSLContext(configuration: configuration)
     }

@@ -63,7 +63,9 @@ public final class CertificateAuthority: Sendable {
     /// - Parameters:
     ///   - commonName: the name browsers show for it.
     ///   - validity: how long it is valid from now.
-    public static func make(commonName: String = "WebCache local CA", validity: Duration = .seconds(5 * 365 * 86_400)) throws -> CertificateAuthority {
+    public static func make(commonName: String = "WebCache local CA", validity: Duration = .seconds(5 * 365 * 86_400))
+        throws -> CertificateAuthority
+    {
         let key = P256.Signing.PrivateKey()
         let publicKey = Certificate.PublicKey(key.publicKey)
         let name = try DistinguishedName {
@@ -73,7 +75,8 @@ public final class CertificateAuthority: Sendable {
         let now = Date()
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(Double(validity.components.seconds)),
+            notValidBefore: now.addingTimeInterval(-3600),
+            notValidAfter: now.addingTimeInterval(Double(validity.components.seconds)),
             issuer: name, subject: name,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
@@ -97,12 +100,15 @@ public final class CertificateAuthority: Sendable {
     public func issueServerCertificate(
         for hosts: [String], publicKey: P256.Signing.PublicKey, validity: Duration = .seconds(180 * 86_400)
     ) throws -> Certificate {
-        guard let host = hosts.first else { throw CertificateAuthorityError("a server certificate needs at least one name") }
+        guard let host = hosts.first else {
+            throw CertificateAuthorityError("a server certificate needs at least one name")
+        }
         let now = Date()
         let end = min(now.addingTimeInterval(Double(validity.components.seconds)), certificate.notValidAfter)
         let leafKey = Certificate.PublicKey(publicKey)
         let alternativeNames: [GeneralName] = hosts.map { host in
-            IPAddressBytes.parse(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) } ?? .dnsName(host)
+            IPAddressBytes.parse(host).map { .ipAddress(ASN1OctetString(contentBytes: ArraySlice($0))) }
+                ?? .dnsName(host)
         }
         let subject = try DistinguishedName {
             OrganizationName("WebCache")

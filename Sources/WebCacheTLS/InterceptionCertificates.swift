@@ -36,7 +36,9 @@ public final class InterceptionCertificates: Sendable {
     ///   - authority: the issuer.
     ///   - validity: each leaf's lifetime (never past the authority's).
     ///   - capacity: hosts whose certificates are kept (TLS contexts: at most 256 destinations).
-    public init(authority: CertificateAuthority, validity: Duration = .seconds(180 * 86_400), capacity: Int = 1000) throws {
+    public init(authority: CertificateAuthority, validity: Duration = .seconds(180 * 86_400), capacity: Int = 1000)
+        throws
+    {
         self.authority = authority
         self.leafKey = P256.Signing.PrivateKey()
         self.leafKeyForTLS = try NIOSSLPrivateKey(bytes: Array(leafKey.pemRepresentation.utf8), format: .pem)
@@ -55,7 +57,8 @@ public final class InterceptionCertificates: Sendable {
 
     /// Confirms that a tunnel's destination is the host a client names in its SNI (fails
     /// otherwise), before a certificate for that name is shown.
-    public typealias ServerNameVetting = @Sendable (_ serverName: String, _ eventLoop: any EventLoop) -> EventLoopFuture<Void>
+    public typealias ServerNameVetting =
+        @Sendable (_ serverName: String, _ eventLoop: any EventLoop) -> EventLoopFuture<Void>
 
     /// The TLS context for a tunnel to `host`:`port` (the `CONNECT` destination): made and its
     /// certificate minted on first use, coalesced with others asking for the same destination.
@@ -67,7 +70,8 @@ public final class InterceptionCertificates: Sendable {
         let host = Self.normalized(host)
         return contexts.value(for: "\(host):\(port)", on: eventLoop) { [self] in
             var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: [.certificate(try certificate(forNormalized: host))], privateKey: .privateKey(leafKeyForTLS))
+                certificateChain: [.certificate(try certificate(forNormalized: host))],
+                privateKey: .privateKey(leafKeyForTLS))
             configuration.applicationProtocols = ["http/1.1"]
             configuration.minimumTLSVersion = .tlsv12
             configuration.shutdownTimeout = .seconds(1)
@@ -94,7 +98,8 @@ public final class InterceptionCertificates: Sendable {
     /// A newly issued leaf certificate for `host`, in the form TLS uses (what a mint costs:
     /// the benchmark times this).
     public func mint(_ host: String) throws -> NIOSSLCertificate {
-        let certificate = try authority.issueServerCertificate(for: host, publicKey: leafKey.publicKey, validity: validity)
+        let certificate = try authority.issueServerCertificate(
+            for: host, publicKey: leafKey.publicKey, validity: validity)
         mints.withLockedValue { $0 += 1 }
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCaching
 import WebCache
 import Yams
@@ -5,7 +6,6 @@ import Yams
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-import Foundation
 
 /// Configuration files in YAML (or JSON, which YAML reads too). An app that configures its
 /// cache in code does not need this module, nor Yams.
@@ -16,7 +16,8 @@ extension CachePolicy {
         do {
             text = try String(contentsOf: file, encoding: .utf8)
         } catch {
-            throw PolicyError(.unreadableFile, "cannot read the configuration file \(file.path): \(error.localizedDescription)")
+            throw PolicyError(
+                .unreadableFile, "cannot read the configuration file \(file.path): \(error.localizedDescription)")
         }
         return try parse(text, source: file.path)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCaching
 import WebCache
 import Yams
@@ -5,7 +6,6 @@ import Yams
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-import Foundation
 
 /// The parts of a configuration file that belong to no one type: for now, `cacert`.
 ///
@@ -31,12 +31,16 @@ public enum ConfigurationFile {
     /// The `cacert` entry of a YAML configuration (none when absent), relative paths taken
     /// from `directory` (the configuration file's): the extra certificate authorities HTTPS
     /// origins may be signed by (`OriginTrust(certificateFiles:)` in WebCacheNIO).
-    public static func certificateAuthorityFiles(in text: String, source: String = "configuration", directory: URL? = nil) throws -> [String] {
+    public static func certificateAuthorityFiles(
+        in text: String, source: String = "configuration", directory: URL? = nil
+    ) throws -> [String] {
         let files: [String]
         do {
             files = try YAMLDecoder().decode(File.self, from: text).cacert ?? []
         } catch {
-            throw PolicyError(.invalidConfiguration, "\(source) has an invalid cacert entry (a file or a list of files): \(error)", cause: error)
+            throw PolicyError(
+                .invalidConfiguration, "\(source) has an invalid cacert entry (a file or a list of files): \(error)",
+                cause: error)
         }
         return files.map { file in
             guard !file.hasPrefix("/"), let directory else { return file }

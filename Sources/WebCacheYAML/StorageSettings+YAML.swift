@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCaching
 import WebCache
 import Yams
@@ -5,7 +6,6 @@ import Yams
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-import Foundation
 
 extension StorageSettings {
     private struct File: Decodable {

@@ -12,7 +12,8 @@ struct WebCacheCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            DemoCommand.self, PreloadCommand.self, GetCommand.self, ExplainCommand.self, ListCommand.self, StatsCommand.self, RemoveCommand.self,
+            DemoCommand.self, PreloadCommand.self, GetCommand.self, ExplainCommand.self, ListCommand.self,
+            StatsCommand.self, RemoveCommand.self,
             PurgeCommand.self, ProxyCommand.self, AnalyzeCommand.self, CertificateAuthorityCommand.self,
         ]
     )

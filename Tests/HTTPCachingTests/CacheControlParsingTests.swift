@@ -1,6 +1,7 @@
-@testable import HTTPCaching
-import WebCacheTestSupport
 import Testing
+import WebCacheTestSupport
+
+@testable import HTTPCaching
 
 @Suite("Cache-Control parsing (RFC 9111 §5.2, §4.2.1)")
 struct CacheControlParsingTests {
@@ -14,33 +15,66 @@ struct CacheControlParsingTests {
 
     static let timeRows: [TimeRow] = [
         .init(value: ["max-age=3600"], directive: "max-age", expected: .seconds(3600), rule: "§5.2.2.1"),
-        .init(value: ["MaX-aGe=3600"], directive: "max-age", expected: .seconds(3600), rule: "§5.2 names are case-insensitive"),
+        .init(
+            value: ["MaX-aGe=3600"], directive: "max-age", expected: .seconds(3600),
+            rule: "§5.2 names are case-insensitive"),
         .init(value: ["max-age=003600"], directive: "max-age", expected: .seconds(3600), rule: "§1.2.2 leading zeros"),
-        .init(value: ["max-age=\"3600\""], directive: "max-age", expected: .seconds(3600), rule: "§5.2 quoted form accepted"),
-        .init(value: ["max-age=2147483648"], directive: "max-age", expected: .seconds(2_147_483_648), rule: "§1.2.2 2^31"),
-        .init(value: ["max-age=99999999999"], directive: "max-age", expected: .seconds(2_147_483_648), rule: "§1.2.2 overflow caps at 2^31"),
+        .init(
+            value: ["max-age=\"3600\""], directive: "max-age", expected: .seconds(3600),
+            rule: "§5.2 quoted form accepted"),
+        .init(
+            value: ["max-age=2147483648"], directive: "max-age", expected: .seconds(2_147_483_648), rule: "§1.2.2 2^31"),
+        .init(
+            value: ["max-age=99999999999"], directive: "max-age", expected: .seconds(2_147_483_648),
+            rule: "§1.2.2 overflow caps at 2^31"),
         .init(value: ["max-age=-3600"], directive: "max-age", expected: .invalid, rule: "§4.2.1 negative is invalid"),
-        .init(value: ["max-age='3600'"], directive: "max-age", expected: .invalid, rule: "§4.2.1 single quotes are not quotes"),
-        .init(value: ["max-age=3600.0"], directive: "max-age", expected: .invalid, rule: "§1.2.2 decimals are not delta-seconds"),
+        .init(
+            value: ["max-age='3600'"], directive: "max-age", expected: .invalid,
+            rule: "§4.2.1 single quotes are not quotes"),
+        .init(
+            value: ["max-age=3600.0"], directive: "max-age", expected: .invalid,
+            rule: "§1.2.2 decimals are not delta-seconds"),
         .init(value: ["max-age=a3600"], directive: "max-age", expected: .invalid, rule: "§4.2.1 leading alpha"),
         .init(value: ["max-age=3600a"], directive: "max-age", expected: .invalid, rule: "§4.2.1 trailing alpha"),
         .init(value: ["max-age="], directive: "max-age", expected: .invalid, rule: "§4.2.1 empty argument"),
         .init(value: ["max-age"], directive: "max-age", expected: .invalid, rule: "§5.2.2.1 argument required"),
         .init(value: ["max-age= 3600"], directive: "max-age", expected: .invalid, rule: "§5.2 no whitespace after ="),
-        .init(value: ["max-age =3600"], directive: "max-age", expected: nil, rule: "§5.2 'max-age ' is not the token max-age"),
-        .init(value: ["max-age=1800, max-age=1"], directive: "max-age", expected: .invalid, rule: "§4.2.1 conflicting repeats read as stale"),
-        .init(value: ["max-age=60", "max-age=60"], directive: "max-age", expected: .seconds(60), rule: "§4.2.1 agreeing repeats"),
-        .init(value: ["max-age=1", "max-age=1800"], directive: "max-age", expected: .invalid, rule: "§4.2.1 conflicting lines"),
-        .init(value: ["extension=\"max-age=3600\", max-age=1"], directive: "max-age", expected: .seconds(1), rule: "§5.2 quoted text is not a directive"),
-        .init(value: ["max-age=1, extension=\"max-age=3600\""], directive: "max-age", expected: .seconds(1), rule: "§5.2 quoted text is not a directive"),
-        .init(value: ["foo=\"a,b\", max-age=5"], directive: "max-age", expected: .seconds(5), rule: "§5.2 commas inside quotes"),
-        .init(value: ["foo=\"unterminated, max-age=5"], directive: "max-age", expected: nil, rule: "garbage: an unterminated quote swallows the rest"),
-        .init(value: [",,  , max-age=7 ,"], directive: "max-age", expected: .seconds(7), rule: "RFC 9110 §5.6.1 empty list elements"),
+        .init(
+            value: ["max-age =3600"], directive: "max-age", expected: nil,
+            rule: "§5.2 'max-age ' is not the token max-age"),
+        .init(
+            value: ["max-age=1800, max-age=1"], directive: "max-age", expected: .invalid,
+            rule: "§4.2.1 conflicting repeats read as stale"),
+        .init(
+            value: ["max-age=60", "max-age=60"], directive: "max-age", expected: .seconds(60),
+            rule: "§4.2.1 agreeing repeats"),
+        .init(
+            value: ["max-age=1", "max-age=1800"], directive: "max-age", expected: .invalid,
+            rule: "§4.2.1 conflicting lines"),
+        .init(
+            value: ["extension=\"max-age=3600\", max-age=1"], directive: "max-age", expected: .seconds(1),
+            rule: "§5.2 quoted text is not a directive"),
+        .init(
+            value: ["max-age=1, extension=\"max-age=3600\""], directive: "max-age", expected: .seconds(1),
+            rule: "§5.2 quoted text is not a directive"),
+        .init(
+            value: ["foo=\"a,b\", max-age=5"], directive: "max-age", expected: .seconds(5),
+            rule: "§5.2 commas inside quotes"),
+        .init(
+            value: ["foo=\"unterminated, max-age=5"], directive: "max-age", expected: nil,
+            rule: "garbage: an unterminated quote swallows the rest"),
+        .init(
+            value: [",,  , max-age=7 ,"], directive: "max-age", expected: .seconds(7),
+            rule: "RFC 9110 §5.6.1 empty list elements"),
         .init(value: ["s-maxage=10, max-age=1"], directive: "s-maxage", expected: .seconds(10), rule: "§5.2.2.10"),
-        .init(value: ["max-stale"], directive: "max-stale", expected: .unlimited, rule: "§5.2.1.2 without a value: any staleness"),
+        .init(
+            value: ["max-stale"], directive: "max-stale", expected: .unlimited,
+            rule: "§5.2.1.2 without a value: any staleness"),
         .init(value: ["max-stale=100"], directive: "max-stale", expected: .seconds(100), rule: "§5.2.1.2"),
         .init(value: ["min-fresh=20"], directive: "min-fresh", expected: .seconds(20), rule: "§5.2.1.3"),
-        .init(value: ["stale-while-revalidate=30"], directive: "stale-while-revalidate", expected: .seconds(30), rule: "RFC 5861 §3"),
+        .init(
+            value: ["stale-while-revalidate=30"], directive: "stale-while-revalidate", expected: .seconds(30),
+            rule: "RFC 5861 §3"),
         .init(value: ["stale-if-error=60"], directive: "stale-if-error", expected: .seconds(60), rule: "RFC 5861 §4"),
         .init(value: ["\u{0}\u{7F}==,=,;;"], directive: "max-age", expected: nil, rule: "garbage never crashes"),
     ]
@@ -56,17 +90,25 @@ struct CacheControlParsingTests {
         case "min-fresh": value = cc.minFresh
         case "stale-while-revalidate": value = cc.staleWhileRevalidate
         case "stale-if-error": value = cc.staleIfError
-        default: Issue.record("unknown directive \(row.directive)"); return
+        default:
+            Issue.record("unknown directive \(row.directive)")
+            return
         }
         #expect(value == row.expected)
     }
 
     @Test("flags: no-store, must-revalidate, proxy-revalidate, must-understand, no-transform, only-if-cached")
     func flags() {
-        let cc = CacheControl(values: ["No-StOrE, MUST-revalidate", "proxy-revalidate, must-understand, no-transform, only-if-cached"])
-        #expect(cc.noStore && cc.mustRevalidate && cc.proxyRevalidate && cc.mustUnderstand && cc.noTransform && cc.onlyIfCached)
+        let cc = CacheControl(values: [
+            "No-StOrE, MUST-revalidate", "proxy-revalidate, must-understand, no-transform, only-if-cached",
+        ])
+        #expect(
+            cc.noStore && cc.mustRevalidate && cc.proxyRevalidate && cc.mustUnderstand && cc.noTransform
+                && cc.onlyIfCached)
         let none = CacheControl(values: ["max-age=1"])
-        #expect(!none.noStore && !none.mustRevalidate && !none.proxyRevalidate && !none.mustUnderstand && !none.onlyIfCached)
+        #expect(
+            !none.noStore && !none.mustRevalidate && !none.proxyRevalidate && !none.mustUnderstand && !none.onlyIfCached
+        )
     }
 
     @Test("restrictive directives count even when malformed; permissive ones do not")
@@ -86,17 +128,19 @@ struct CacheControlParsingTests {
         var testDescription: String { value }
     }
 
-    @Test("no-cache and private with and without field names (§5.2.2.4, §5.2.2.7)", arguments: [
-        ScopeRow(value: "no-cache", noCache: .all, private: nil),
-        ScopeRow(value: "no-cache=\"Set-Cookie\"", noCache: .fields(["set-cookie"]), private: nil),
-        ScopeRow(value: "no-cache=\"a, b\"", noCache: .fields(["a", "b"]), private: nil),
-        ScopeRow(value: "no-cache=a", noCache: .fields(["a"]), private: nil),
-        ScopeRow(value: "no-cache=\"a\", no-cache", noCache: .all, private: nil),
-        ScopeRow(value: "no-cache=\"a b\"", noCache: .all, private: nil),
-        ScopeRow(value: "private", noCache: nil, private: .all),
-        ScopeRow(value: "private=\"x-user\", max-age=3", noCache: nil, private: .fields(["x-user"])),
-        ScopeRow(value: "PRIVATE, no-cache=\"\"", noCache: .all, private: .all),
-    ])
+    @Test(
+        "no-cache and private with and without field names (§5.2.2.4, §5.2.2.7)",
+        arguments: [
+            ScopeRow(value: "no-cache", noCache: .all, private: nil),
+            ScopeRow(value: "no-cache=\"Set-Cookie\"", noCache: .fields(["set-cookie"]), private: nil),
+            ScopeRow(value: "no-cache=\"a, b\"", noCache: .fields(["a", "b"]), private: nil),
+            ScopeRow(value: "no-cache=a", noCache: .fields(["a"]), private: nil),
+            ScopeRow(value: "no-cache=\"a\", no-cache", noCache: .all, private: nil),
+            ScopeRow(value: "no-cache=\"a b\"", noCache: .all, private: nil),
+            ScopeRow(value: "private", noCache: nil, private: .all),
+            ScopeRow(value: "private=\"x-user\", max-age=3", noCache: nil, private: .fields(["x-user"])),
+            ScopeRow(value: "PRIVATE, no-cache=\"\"", noCache: .all, private: .all),
+        ])
     func scopes(_ row: ScopeRow) {
         let cc = CacheControl(values: [row.value])
         #expect(cc.noCache == row.noCache)
@@ -116,9 +160,15 @@ struct CacheControlParsingTests {
     func pragma() {
         let rules = CacheRules.private
         #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: no-cache"])).noCache == .all)
-        #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: foo, No-Cache"])).noCache == .all)
-        #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: no-cache", "Cache-Control: max-age=5"])).noCache == nil)
-        #expect(rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: unrecognised-extension"])).noCache == nil)
+        #expect(
+            rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: foo, No-Cache"])).noCache == .all)
+        #expect(
+            rules.directives(
+                for: Fixtures.request(.get, "https://a.test/", ["Pragma: no-cache", "Cache-Control: max-age=5"])
+            ).noCache == nil)
+        #expect(
+            rules.directives(for: Fixtures.request(.get, "https://a.test/", ["Pragma: unrecognised-extension"])).noCache
+                == nil)
     }
 }
 

@@ -60,12 +60,18 @@ struct HTTPDateTests {
         let in2025 = Date(timeIntervalSince1970: 1_763_700_000)
         let in1994 = Date(timeIntervalSince1970: 784_111_777)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: in2025) == in1994)
-        #expect(HTTPDate.parse("Saturday, 06-Nov-76 08:49:37 GMT", now: in2025).map { Int($0.timeIntervalSince1970) } == 216_118_177)
-        #expect(HTTPDate.parse("Saturday, 06-Nov-75 08:49:37 GMT", now: in2025).map { Int($0.timeIntervalSince1970) } == 3_340_255_777)
+        #expect(
+            HTTPDate.parse("Saturday, 06-Nov-76 08:49:37 GMT", now: in2025).map { Int($0.timeIntervalSince1970) }
+                == 216_118_177)
+        #expect(
+            HTTPDate.parse("Saturday, 06-Nov-75 08:49:37 GMT", now: in2025).map { Int($0.timeIntervalSince1970) }
+                == 3_340_255_777)
         #expect(HTTPDate.parse("Monday, 06-Nov-94 08:49:37 GMT") == in1994)
     }
 
-    @Test("format writes IMF-fixdate and round-trips", arguments: [0.0, 784_111_777, 2_147_483_648, 9_999_999_999, -1, 951_825_600])
+    @Test(
+        "format writes IMF-fixdate and round-trips",
+        arguments: [0.0, 784_111_777, 2_147_483_648, 9_999_999_999, -1, 951_825_600])
     func format(_ seconds: TimeInterval) {
         let date = Date(timeIntervalSince1970: seconds)
         let text = HTTPDate.format(date)

@@ -7,8 +7,10 @@ struct HTTPURLsTests {
     @Test(
         "http(s) URLs with a host, in any case; nothing else",
         arguments: [
-            ("https://example.com/a", true, true), ("HTTP://Example.com", true, true), ("http://127.0.0.1:8080/", true, true),
-            ("http://[::1]:8080/x", true, true), ("ftp://example.com/", false, false), ("mailto:a@example.com", false, false),
+            ("https://example.com/a", true, true), ("HTTP://Example.com", true, true),
+            ("http://127.0.0.1:8080/", true, true),
+            ("http://[::1]:8080/x", true, true), ("ftp://example.com/", false, false),
+            ("mailto:a@example.com", false, false),
             ("/relative", false, false), ("http:///no-host", true, false),
         ])
     func httpURLs(text: String, isHTTP: Bool, isAbsolute: Bool) throws {

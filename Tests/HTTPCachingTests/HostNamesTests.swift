@@ -29,14 +29,16 @@ struct HostNamesTests {
         response.headerFields[.cacheControl] = "max-age=10, stale-if-error=600"
         let now = Date(timeIntervalSince1970: 1_000_000)
         let stored = StoredResponse(
-            request: HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/"), response: response,
+            request: HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/"),
+            response: response,
             requestTime: now, responseTime: now)
         let request = HTTPRequest(method: .get, scheme: "https", authority: "example.com", path: "/")
         let stale = rules.reuse(stored, for: request, now: now.addingTimeInterval(60))
         for status in [500, 502, 503, 504] { #expect(stale.servesStale(insteadOf: status)) }
         for status in [200, 404, 501, 505] { #expect(!stale.servesStale(insteadOf: status)) }
         response.headerFields[.cacheControl] = "max-age=10"
-        let withoutWindow = StoredResponse(request: stored.request, response: response, requestTime: now, responseTime: now)
+        let withoutWindow = StoredResponse(
+            request: stored.request, response: response, requestTime: now, responseTime: now)
         #expect(!rules.reuse(withoutWindow, for: request, now: now.addingTimeInterval(60)).servesStale(insteadOf: 503))
     }
 }

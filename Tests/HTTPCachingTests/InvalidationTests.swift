@@ -26,12 +26,19 @@ struct InvalidationTests {
         Row(method: "GET", expected: [], rule: "safe"),
         Row(method: "HEAD", expected: [], rule: "safe"),
         Row(method: "OPTIONS", expected: [], rule: "safe"),
-        Row(method: "POST", response: ["Location: location_target", "Content-Location: /content_location_target"],
-            expected: ["https://example.com/a/b?q=1", "https://example.com/a/location_target", "https://example.com/content_location_target"],
+        Row(
+            method: "POST", response: ["Location: location_target", "Content-Location: /content_location_target"],
+            expected: [
+                "https://example.com/a/b?q=1", "https://example.com/a/location_target",
+                "https://example.com/content_location_target",
+            ],
             rule: "same-origin Location and Content-Location"),
-        Row(method: "POST", response: ["Location: https://other.example/x", "Content-Location: http://example.com/a"],
+        Row(
+            method: "POST", response: ["Location: https://other.example/x", "Content-Location: http://example.com/a"],
             expected: ["https://example.com/a/b?q=1"], rule: "other origins are left alone"),
-        Row(method: "POST", response: ["Location: https://example.com:443/a/b?q=1"], expected: ["https://example.com/a/b?q=1"], rule: "no duplicates"),
+        Row(
+            method: "POST", response: ["Location: https://example.com:443/a/b?q=1"],
+            expected: ["https://example.com/a/b?q=1"], rule: "no duplicates"),
     ])
     func invalidations(_ row: Row) {
         let request = Fixtures.request(HTTPRequest.Method(row.method)!, "https://example.com/a/b?q=1")

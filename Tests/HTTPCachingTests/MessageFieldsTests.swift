@@ -7,7 +7,10 @@ import WebCacheTestSupport
 struct MessageFieldsTests {
     @Test("forwarding removes hop-by-hop fields and those named in Connection")
     func forwarding() {
-        let fields = Fixtures.fields(["Connection: X-A, keep-alive", "X-A: 1", "X-B: 2", "Keep-Alive: 5", "TE: trailers", "Upgrade: h2c", "Transfer-Encoding: chunked", "Proxy-Authorization: p"])
+        let fields = Fixtures.fields([
+            "Connection: X-A, keep-alive", "X-A: 1", "X-B: 2", "Keep-Alive: 5", "TE: trailers", "Upgrade: h2c",
+            "Transfer-Encoding: chunked", "Proxy-Authorization: p",
+        ])
         let forwarded = MessageFields.removingHopByHop(fields)
         #expect(forwarded.map(\.name.rawName) == ["X-B", "Proxy-Authorization"])
         #expect(MessageFields.removingUnstorable(fields).map(\.name.rawName) == ["X-B"])
@@ -21,10 +24,18 @@ struct MessageFieldsTests {
 
     @Test(arguments: [
         StatusRow(status: CacheStatus(cache: "WebCache", hit: true, ttl: 376), text: "WebCache; hit; ttl=376"),
-        StatusRow(status: CacheStatus(cache: "WebCache", forward: .stale, forwardStatus: 304, stored: true), text: "WebCache; fwd=stale; fwd-status=304; stored"),
-        StatusRow(status: CacheStatus(cache: "WebCache", forward: .uriMiss, stored: true, collapsed: true), text: "WebCache; fwd=uri-miss; stored; collapsed"),
-        StatusRow(status: CacheStatus(cache: "my cache", hit: true, ttl: -20, detail: "offline"), text: "\"my cache\"; hit; ttl=-20; detail=offline"),
-        StatusRow(status: CacheStatus(cache: "WebCache", forward: .bypass, detail: "not on the allow-list"), text: "WebCache; fwd=bypass; detail=\"not on the allow-list\""),
+        StatusRow(
+            status: CacheStatus(cache: "WebCache", forward: .stale, forwardStatus: 304, stored: true),
+            text: "WebCache; fwd=stale; fwd-status=304; stored"),
+        StatusRow(
+            status: CacheStatus(cache: "WebCache", forward: .uriMiss, stored: true, collapsed: true),
+            text: "WebCache; fwd=uri-miss; stored; collapsed"),
+        StatusRow(
+            status: CacheStatus(cache: "my cache", hit: true, ttl: -20, detail: "offline"),
+            text: "\"my cache\"; hit; ttl=-20; detail=offline"),
+        StatusRow(
+            status: CacheStatus(cache: "WebCache", forward: .bypass, detail: "not on the allow-list"),
+            text: "WebCache; fwd=bypass; detail=\"not on the allow-list\""),
     ])
     func cacheStatus(_ row: StatusRow) {
         #expect(row.status.description == row.text)

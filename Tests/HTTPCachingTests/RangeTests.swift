@@ -30,25 +30,35 @@ struct RangeTests {
         #expect(ranges.resolve(length: 10_000) == expected)
     }
 
-    @Test("invalid Range fields are ignored (RFC 9110 §14.2)", arguments: [
-        "", "bytes", "bytes=", "items=0-1", "bytes=5-3", "bytes=a-b", "bytes=1", "bytes=-", "bytes=+1-2", "bytes=1-2-3", "bytes=١-٢", "bytes 0-1", "bytes\u{1D}0-1", "bytes=,", "bytes= , ", "bytes=0 1-2",
-    ])
+    @Test(
+        "invalid Range fields are ignored (RFC 9110 §14.2)",
+        arguments: [
+            "", "bytes", "bytes=", "items=0-1", "bytes=5-3", "bytes=a-b", "bytes=1", "bytes=-", "bytes=+1-2",
+            "bytes=1-2-3", "bytes=١-٢", "bytes 0-1", "bytes\u{1D}0-1", "bytes=,", "bytes= , ", "bytes=0 1-2",
+        ])
     func invalid(field: String) {
         #expect(ByteRangeRequest(field) == nil)
     }
 
     static let stored = StoredResponse(
         request: Fixtures.request(.get),
-        response: Fixtures.response(200, ["Date: @0", "Last-Modified: @-86400", "ETag: \"strong\"", "Content-Type: video/webm", "Cache-Control: max-age=600"]),
+        response: Fixtures.response(
+            200,
+            [
+                "Date: @0", "Last-Modified: @-86400", "ETag: \"strong\"", "Content-Type: video/webm",
+                "Cache-Control: max-age=600",
+            ]),
         requestTime: Fixtures.epoch, responseTime: Fixtures.epoch)
 
     @Test(
         "If-Range: a strong ETag or the exact strong Last-Modified keeps the range; anything else sends the whole (RFC 9110 §13.1.5)",
         arguments: [
-            ("\"strong\"", true), ("W/\"strong\"", false), ("\"other\"", false), ("@-86400", true), ("@-86399", false), ("not a date", false),
+            ("\"strong\"", true), ("W/\"strong\"", false), ("\"other\"", false), ("@-86400", true), ("@-86399", false),
+            ("not a date", false),
         ])
     func ifRange(condition: String, keepsRange: Bool) {
-        let request = Fixtures.request(.get, "https://example.com/resource", ["Range: bytes=0-9", "If-Range: \(condition)"])
+        let request = Fixtures.request(
+            .get, "https://example.com/resource", ["Range: bytes=0-9", "If-Range: \(condition)"])
         let answer = CacheRules.shared.rangeAnswer(to: request, stored: Self.stored, length: 100)
         #expect(answer == (keepsRange ? .partial([0..<10]) : .whole))
     }
@@ -61,20 +71,24 @@ struct RangeTests {
         notFound.response.status = .notFound
         let get = Fixtures.request(.get, "https://example.com/resource", ["Range: bytes=0-9"])
         #expect(CacheRules.shared.rangeAnswer(to: get, stored: notFound, length: 100) == .whole)
-        let twoFields = Fixtures.request(.get, "https://example.com/resource", ["Range: bytes=0-9", "Range: bytes=10-19"])
+        let twoFields = Fixtures.request(
+            .get, "https://example.com/resource", ["Range: bytes=0-9", "Range: bytes=10-19"])
         #expect(CacheRules.shared.rangeAnswer(to: twoFields, stored: Self.stored, length: 100) == .whole)
     }
 
     @Test("a multipart/byteranges body, byte for byte (RFC 9110 §14.6)")
     func multipart() {
         let body = CacheRules.shared.multipartBody(
-            parts: [(0..<3, Data("abc".utf8)), (7..<10, Data("hij".utf8))], contentType: "text/plain", length: 10, boundary: "B")
-        #expect(String(decoding: body, as: UTF8.self) == """
-            \r\n--B\r\nContent-Type: text/plain\r\nContent-Range: bytes 0-2/10\r\n\r\nabc\
-            \r\n--B\r\nContent-Type: text/plain\r\nContent-Range: bytes 7-9/10\r\n\r\nhij\
-            \r\n--B--\r\n
-            """)
-        let head = CacheRules.shared.partialHead(Self.stored.response, ranges: [0..<3, 7..<10], length: 10, boundary: "B", bodyLength: body.count)
+            parts: [(0..<3, Data("abc".utf8)), (7..<10, Data("hij".utf8))], contentType: "text/plain", length: 10,
+            boundary: "B")
+        #expect(
+            String(decoding: body, as: UTF8.self) == """
+                \r\n--B\r\nContent-Type: text/plain\r\nContent-Range: bytes 0-2/10\r\n\r\nabc\
+                \r\n--B\r\nContent-Type: text/plain\r\nContent-Range: bytes 7-9/10\r\n\r\nhij\
+                \r\n--B--\r\n
+                """)
+        let head = CacheRules.shared.partialHead(
+            Self.stored.response, ranges: [0..<3, 7..<10], length: 10, boundary: "B", bodyLength: body.count)
         #expect(head.status.code == 206)
         #expect(head.headerFields[.contentType] == "multipart/byteranges; boundary=B")
         #expect(head.headerFields[.contentRange] == nil)

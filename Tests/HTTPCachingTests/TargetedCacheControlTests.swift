@@ -9,7 +9,9 @@ struct TargetedCacheControlTests {
 
     @Test("a valid CDN-Cache-Control replaces Cache-Control and Expires (§2.2)")
     func replaces() {
-        let stored = Fixtures.stored(["Cache-Control: max-age=1", "CDN-Cache-Control: max-age=3600", "Expires: @-10", "Date: @0"])
+        let stored = Fixtures.stored([
+            "Cache-Control: max-age=1", "CDN-Cache-Control: max-age=3600", "Expires: @-10", "Date: @0",
+        ])
         let freshness = cdn.freshness(of: stored)
         #expect(freshness.lifetime == 3600)
         #expect(freshness.field == "CDN-Cache-Control")
@@ -35,15 +37,17 @@ struct TargetedCacheControlTests {
         var testDescription: String { "CDN-Cache-Control: \(cdn) with Cache-Control: no-store" }
     }
 
-    @Test("invalid Structured Fields are ignored as a whole", arguments: [
-        Row(cdn: "max-age=10000, &&&&&", storable: false),
-        Row(cdn: "max-age=\"10000\"", storable: false),
-        Row(cdn: "max-age=-5", storable: false),
-        Row(cdn: "max-age=10000, foobar", storable: true),
-        Row(cdn: "no-store", storable: false),
-        Row(cdn: "private", storable: false),
-        Row(cdn: "", storable: false),
-    ])
+    @Test(
+        "invalid Structured Fields are ignored as a whole",
+        arguments: [
+            Row(cdn: "max-age=10000, &&&&&", storable: false),
+            Row(cdn: "max-age=\"10000\"", storable: false),
+            Row(cdn: "max-age=-5", storable: false),
+            Row(cdn: "max-age=10000, foobar", storable: true),
+            Row(cdn: "no-store", storable: false),
+            Row(cdn: "private", storable: false),
+            Row(cdn: "", storable: false),
+        ])
     func invalidFields(_ row: Row) {
         let response = Fixtures.response(200, ["Cache-Control: no-store", "CDN-Cache-Control: \(row.cdn)"])
         #expect(cdn.storability(of: response, for: Fixtures.request()).isStorable == row.storable)
@@ -51,7 +55,9 @@ struct TargetedCacheControlTests {
 
     @Test("CDN-Cache-Control: no-cache forces validation despite Cache-Control: max-age")
     func noCache() {
-        let stored = Fixtures.stored(["CDN-Cache-Control: no-cache", "Cache-Control: max-age=10000", "Expires: @10000", "Date: @0"])
+        let stored = Fixtures.stored([
+            "CDN-Cache-Control: no-cache", "Cache-Control: max-age=10000", "Expires: @10000", "Date: @0",
+        ])
         #expect(cdn.reuse(stored, for: Fixtures.request(), now: Fixtures.at(1)).action == .validate)
     }
 

@@ -11,7 +11,9 @@ struct ValidationTests {
     func ifNoneMatch() {
         let a = Fixtures.stored(["ETag: \"abc\"", "Last-Modified: @-100"], request: ["Foo: 1"])
         let b = Fixtures.stored(["ETag: W/\"def\""])
-        let request = Fixtures.request(.get, "https://example.com/resource", ["Foo: 1", "If-None-Match: \"client\"", "If-Modified-Since: @-5", "Connection: close"])
+        let request = Fixtures.request(
+            .get, "https://example.com/resource",
+            ["Foo: 1", "If-None-Match: \"client\"", "If-Modified-Since: @-5", "Connection: close"])
         let conditional = rules.conditionalRequest(for: request, revalidating: [a, b])
         #expect(conditional.headerFields[.ifNoneMatch] == "\"abc\", W/\"def\"")
         #expect(conditional.headerFields[.ifModifiedSince] == nil)
@@ -26,7 +28,8 @@ struct ValidationTests {
         let conditional = rules.conditionalRequest(for: Fixtures.request(), revalidating: [stored])
         #expect(conditional.headerFields[.ifModifiedSince] == Fixtures.httpDate(-3000))
         #expect(conditional.headerFields[.ifNoneMatch] == nil)
-        let bare = rules.conditionalRequest(for: Fixtures.request(), revalidating: [Fixtures.stored(["Last-Modified: nonsense"])])
+        let bare = rules.conditionalRequest(
+            for: Fixtures.request(), revalidating: [Fixtures.stored(["Last-Modified: nonsense"])])
         #expect(bare.headerFields[.ifModifiedSince] == nil && bare.headerFields[.ifNoneMatch] == nil)
         #expect(rules.validatorSummary(for: Fixtures.stored([])) == nil)
     }
@@ -37,12 +40,15 @@ struct ValidationTests {
             "Date: @0", "Cache-Control: max-age=1", "ETag: \"e\"", "Test-Header: old", "Content-Length: 36",
             "Age: 500", "Kept: yes",
         ])
-        let notModified = Fixtures.response(304, [
-            "Date: @100", "Cache-Control: max-age=3600", "ETag: \"e\"", "Test-Header: new", "Content-Length: 10",
-            "Connection: x-hop", "X-Hop: 1", "Keep-Alive: timeout=1",
-        ])
+        let notModified = Fixtures.response(
+            304,
+            [
+                "Date: @100", "Cache-Control: max-age=3600", "ETag: \"e\"", "Test-Header: new", "Content-Length: 10",
+                "Connection: x-hop", "X-Hop: 1", "Keep-Alive: timeout=1",
+            ])
         #expect(rules.notModified(notModified, appliesTo: stored))
-        let updated = rules.updating(stored, with: notModified, requestTime: Fixtures.at(99), responseTime: Fixtures.at(100))
+        let updated = rules.updating(
+            stored, with: notModified, requestTime: Fixtures.at(99), responseTime: Fixtures.at(100))
         let fields = updated.response.headerFields
         #expect(fields[HTTPField.Name("Test-Header")!] == "new")
         #expect(fields[.cacheControl] == "max-age=3600")
@@ -57,7 +63,9 @@ struct ValidationTests {
 
     @Test("a 304 without Date is dated on receipt (RFC 9110 §6.6.1)")
     func notModifiedWithoutDate() {
-        let stored = Fixtures.stored(["Date: @0", "Cache-Control: max-age=60", "Last-Modified: Wed, 01 Jan 2020 00:00:00 GMT", "Test-Header: a"])
+        let stored = Fixtures.stored([
+            "Date: @0", "Cache-Control: max-age=60", "Last-Modified: Wed, 01 Jan 2020 00:00:00 GMT", "Test-Header: a",
+        ])
         let updated = rules.updating(
             stored, with: Fixtures.response(304, ["Last-Modified: Wed, 01 Jan 2020 00:00:00 GMT"]),
             requestTime: Fixtures.at(1000), responseTime: Fixtures.at(1000))
@@ -73,18 +81,22 @@ struct ValidationTests {
         var testDescription: String { "\(stored) ← 304 \(notModified)" }
     }
 
-    @Test("which stored response a 304 refers to (§4.3.4)", arguments: [
-        AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: \"a\""], applies: true),
-        AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: \"b\""], applies: false),
-        AppliesRow(stored: ["ETag: W/\"a\""], notModified: ["ETag: W/\"a\""], applies: true),
-        AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: W/\"a\""], applies: true),
-        AppliesRow(stored: [], notModified: ["ETag: \"a\""], applies: false),
-        AppliesRow(stored: ["Last-Modified: @-10"], notModified: ["Last-Modified: @-10"], applies: true),
-        AppliesRow(stored: ["Last-Modified: @-10"], notModified: ["Last-Modified: @-5"], applies: false),
-        AppliesRow(stored: ["ETag: \"a\""], notModified: [], applies: true),
-    ])
+    @Test(
+        "which stored response a 304 refers to (§4.3.4)",
+        arguments: [
+            AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: \"a\""], applies: true),
+            AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: \"b\""], applies: false),
+            AppliesRow(stored: ["ETag: W/\"a\""], notModified: ["ETag: W/\"a\""], applies: true),
+            AppliesRow(stored: ["ETag: \"a\""], notModified: ["ETag: W/\"a\""], applies: true),
+            AppliesRow(stored: [], notModified: ["ETag: \"a\""], applies: false),
+            AppliesRow(stored: ["Last-Modified: @-10"], notModified: ["Last-Modified: @-10"], applies: true),
+            AppliesRow(stored: ["Last-Modified: @-10"], notModified: ["Last-Modified: @-5"], applies: false),
+            AppliesRow(stored: ["ETag: \"a\""], notModified: [], applies: true),
+        ])
     func applies(_ row: AppliesRow) {
-        #expect(rules.notModified(Fixtures.response(304, row.notModified), appliesTo: Fixtures.stored(row.stored)) == row.applies)
+        #expect(
+            rules.notModified(Fixtures.response(304, row.notModified), appliesTo: Fixtures.stored(row.stored))
+                == row.applies)
     }
 
     struct PreconditionRow: CustomTestStringConvertible, Sendable {
@@ -96,21 +108,49 @@ struct ValidationTests {
         var testDescription: String { rule }
     }
 
-    @Test("client conditionals answered from the cache (§4.3.2)", arguments: [
-        PreconditionRow(stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"abcdef\""], notModified: true, rule: "strong match"),
-        PreconditionRow(stored: ["ETag: W/\"abcdef\""], request: ["If-None-Match: W/\"abcdef\""], notModified: true, rule: "weak match"),
-        PreconditionRow(stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"1234\", \"abcdef\", \"5678\""], notModified: true, rule: "in a list"),
-        PreconditionRow(stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"1234\""], notModified: false, rule: "no match"),
-        PreconditionRow(stored: ["ETag: \"a\""], request: ["If-None-Match: *"], notModified: true, rule: "star"),
-        PreconditionRow(stored: ["ETag: \"abcdef\"", "Last-Modified: @-5000"], request: ["If-None-Match: \"abcdef\"", "If-Modified-Since: @-10000"], notModified: true, rule: "If-None-Match takes precedence"),
-        PreconditionRow(stored: ["ETag: \"x\"", "Last-Modified: @-5000"], request: ["If-None-Match: \"y\"", "If-Modified-Since: @0"], notModified: false, rule: "If-Modified-Since ignored beside If-None-Match"),
-        PreconditionRow(stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-3000"], notModified: true, rule: "same Last-Modified"),
-        PreconditionRow(stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-2000"], notModified: true, rule: "earlier Last-Modified"),
-        PreconditionRow(stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-4000"], notModified: false, rule: "modified since"),
-        PreconditionRow(stored: ["Date: @0"], request: ["If-Modified-Since: @10"], notModified: true, rule: "Date stands in for Last-Modified"),
-        PreconditionRow(stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: garbage"], notModified: false, rule: "invalid date ignored"),
-        PreconditionRow(stored: ["ETag: \"a\""], request: ["If-None-Match: \"a\""], method: .post, notModified: false, rule: "GET and HEAD only"),
-    ])
+    @Test(
+        "client conditionals answered from the cache (§4.3.2)",
+        arguments: [
+            PreconditionRow(
+                stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"abcdef\""], notModified: true,
+                rule: "strong match"),
+            PreconditionRow(
+                stored: ["ETag: W/\"abcdef\""], request: ["If-None-Match: W/\"abcdef\""], notModified: true,
+                rule: "weak match"),
+            PreconditionRow(
+                stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"1234\", \"abcdef\", \"5678\""],
+                notModified: true, rule: "in a list"),
+            PreconditionRow(
+                stored: ["ETag: \"abcdef\""], request: ["If-None-Match: \"1234\""], notModified: false, rule: "no match"
+            ),
+            PreconditionRow(stored: ["ETag: \"a\""], request: ["If-None-Match: *"], notModified: true, rule: "star"),
+            PreconditionRow(
+                stored: ["ETag: \"abcdef\"", "Last-Modified: @-5000"],
+                request: ["If-None-Match: \"abcdef\"", "If-Modified-Since: @-10000"], notModified: true,
+                rule: "If-None-Match takes precedence"),
+            PreconditionRow(
+                stored: ["ETag: \"x\"", "Last-Modified: @-5000"],
+                request: ["If-None-Match: \"y\"", "If-Modified-Since: @0"], notModified: false,
+                rule: "If-Modified-Since ignored beside If-None-Match"),
+            PreconditionRow(
+                stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-3000"], notModified: true,
+                rule: "same Last-Modified"),
+            PreconditionRow(
+                stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-2000"], notModified: true,
+                rule: "earlier Last-Modified"),
+            PreconditionRow(
+                stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: @-4000"], notModified: false,
+                rule: "modified since"),
+            PreconditionRow(
+                stored: ["Date: @0"], request: ["If-Modified-Since: @10"], notModified: true,
+                rule: "Date stands in for Last-Modified"),
+            PreconditionRow(
+                stored: ["Last-Modified: @-3000"], request: ["If-Modified-Since: garbage"], notModified: false,
+                rule: "invalid date ignored"),
+            PreconditionRow(
+                stored: ["ETag: \"a\""], request: ["If-None-Match: \"a\""], method: .post, notModified: false,
+                rule: "GET and HEAD only"),
+        ])
     func preconditions(_ row: PreconditionRow) {
         let request = Fixtures.request(row.method, "https://example.com/resource", row.request)
         #expect(rules.clientPreconditionsMatch(request, stored: Fixtures.stored(row.stored)) == row.notModified)
@@ -118,7 +158,10 @@ struct ValidationTests {
 
     @Test("a 304 to the client carries ETag and the caching fields (RFC 9110 §15.4.5)")
     func notModifiedForClient() {
-        let stored = Fixtures.stored(["ETag: \"abcdef\"", "Cache-Control: max-age=100000", "Date: @0", "Content-Type: text/plain", "Content-Length: 5"])
+        let stored = Fixtures.stored([
+            "ETag: \"abcdef\"", "Cache-Control: max-age=100000", "Date: @0", "Content-Type: text/plain",
+            "Content-Length: 5",
+        ])
         let response = rules.notModifiedResponse(for: stored)
         #expect(response.status == .notModified)
         #expect(response.headerFields[.eTag] == "\"abcdef\"")

@@ -4,7 +4,8 @@ import WebCacheTestSupport
 
 @Suite("webcache ca, and --cacert for HTTPS origins", .serialized)
 struct CommandLineTLSTests {
-    @Test("webcache ca prints the certificate (made on first use), --path its file, --spki the key's pin; never the key")
+    @Test(
+        "webcache ca prints the certificate (made on first use), --path its file, --spki the key's pin; never the key")
     func printsAuthority() throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
@@ -15,7 +16,8 @@ struct CommandLineTLSTests {
         #expect(!pem.output.contains("PRIVATE KEY"))
         let path = try WebCacheProcess.run(["ca", "--cache-dir", directory, "--path"])
         #expect(path.output == temporary.url.appendingPathComponent("ca/ca.pem").path + "\n")
-        #expect(try String(contentsOfFile: path.output.trimmingCharacters(in: .newlines), encoding: .utf8) == pem.output)
+        #expect(
+            try String(contentsOfFile: path.output.trimmingCharacters(in: .newlines), encoding: .utf8) == pem.output)
         let again = try WebCacheProcess.run(["ca", "--cache-dir", directory])
         #expect(again.output == pem.output, "the authority is made once")
         let pin = try WebCacheProcess.run(["ca", "--cache-dir", directory, "--spki"])
@@ -27,7 +29,8 @@ struct CommandLineTLSTests {
         #expect(refused.error.contains("open to other users"))
     }
 
-    @Test("get verifies an HTTPS origin against the system's roots plus --cacert (or cacert in --config); never without")
+    @Test(
+        "get verifies an HTTPS origin against the system's roots plus --cacert (or cacert in --config); never without")
     func getWithAuthority() async throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }

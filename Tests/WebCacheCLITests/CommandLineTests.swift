@@ -5,9 +5,11 @@ import WebCacheTestSupport
 /// Runs the built `webcache` executable.
 struct WebCacheProcess {
     static var executable: URL {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("webcache")
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("webcache")
         if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return packageRoot.appendingPathComponent(".build/debug/webcache")
     }
 
@@ -29,7 +31,9 @@ struct WebCacheProcess {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self), error: String(decoding: errorData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            error: String(decoding: errorData, as: UTF8.self))
     }
 }
 
@@ -41,7 +45,9 @@ struct CommandLineTests {
         try await origin.start()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        origin.route("/page") { _ in .text("hello from the origin", headers: [("Cache-Control", "max-age=600"), ("ETag", "\"p1\"")]) }
+        origin.route("/page") { _ in
+            .text("hello from the origin", headers: [("Cache-Control", "max-age=600"), ("ETag", "\"p1\"")])
+        }
         let url = origin.url("/page").absoluteString
         let dir = ["--cache-dir", directory.url.path]
 
@@ -77,14 +83,16 @@ struct CommandLineTests {
         #expect(purged.status == 0)
     }
 
-    @Test("bad input gets one line and a documented exit code", arguments: [
-        (["get", "not-a-url"], Int32(64)),
-        (["get", "--mode", "sometimes", "http://127.0.0.1:9/"], Int32(64)),
-        (["get", "--config", "/nonexistent/webcache.yaml", "http://127.0.0.1:9/"], Int32(64)),
-        (["rm"], Int32(64)),
-        (["purge"], Int32(64)),
-        (["get", "--cache-dir", "/proc/webcache-cannot-be-here", "http://127.0.0.1:9/"], Int32(73)),
-    ])
+    @Test(
+        "bad input gets one line and a documented exit code",
+        arguments: [
+            (["get", "not-a-url"], Int32(64)),
+            (["get", "--mode", "sometimes", "http://127.0.0.1:9/"], Int32(64)),
+            (["get", "--config", "/nonexistent/webcache.yaml", "http://127.0.0.1:9/"], Int32(64)),
+            (["rm"], Int32(64)),
+            (["purge"], Int32(64)),
+            (["get", "--cache-dir", "/proc/webcache-cannot-be-here", "http://127.0.0.1:9/"], Int32(73)),
+        ])
     func badInput(arguments: [String], status: Int32) throws {
         let result = try WebCacheProcess.run(arguments)
         #expect(result.status == status, "\(result.error)")

@@ -46,14 +46,20 @@ struct OfflineCommandLineTests {
         let index = site.baseURL.appendingPathComponent("index.html").absoluteString
         let first = try WebCacheProcess.run(["preload", index, "--depth", "1"] + dir)
         #expect(first.status == 0, "\(first.error)")
-        let pinnedBefore = try WebCacheProcess.run(["stats"] + dir).output.split(separator: "\n").first { $0.hasPrefix("entries:") }
+        let pinnedBefore = try WebCacheProcess.run(["stats"] + dir).output.split(separator: "\n").first {
+            $0.hasPrefix("entries:")
+        }
         try await site.stop()
 
         let refresh = try WebCacheProcess.run(["preload", "--refresh", index, "--depth", "1"] + dir)
         #expect(refresh.status == 0, "\(refresh.output) \(refresh.error)")
-        #expect(refresh.output.split(separator: "\n").filter { $0.contains("kept as it was (offline), pinned") }.count == 3, "\(refresh.output)")
+        #expect(
+            refresh.output.split(separator: "\n").filter { $0.contains("kept as it was (offline), pinned") }.count == 3,
+            "\(refresh.output)")
         #expect(refresh.output.contains("3 page(s) kept as they were"))
-        let pinnedAfter = try WebCacheProcess.run(["stats"] + dir).output.split(separator: "\n").first { $0.hasPrefix("entries:") }
+        let pinnedAfter = try WebCacheProcess.run(["stats"] + dir).output.split(separator: "\n").first {
+            $0.hasPrefix("entries:")
+        }
         #expect(pinnedAfter == pinnedBefore)
     }
 }

@@ -22,15 +22,19 @@ struct PreloadCommandLineTests {
 
             let stats = try WebCacheProcess.run(["stats"] + dir)
             #expect(stats.status == 0)
-            let removed = try WebCacheProcess.run(["rm", "--page", site.baseURL.appendingPathComponent("guide.html").absoluteString] + dir)
+            let removed = try WebCacheProcess.run(
+                ["rm", "--page", site.baseURL.appendingPathComponent("guide.html").absoluteString] + dir)
             #expect(removed.status == 0)
-            #expect(removed.output.contains("removed 5 entries"), "the page, guide.css, the pattern and two diagrams are the guide's own: \(removed.output)")
+            #expect(
+                removed.output.contains("removed 5 entries"),
+                "the page, guide.css, the pattern and two diagrams are the guide's own: \(removed.output)")
             let unknown = try WebCacheProcess.run(["rm", "--page", "http://127.0.0.1:1/nothing"] + dir)
             #expect(unknown.status == 64)
 
             try await TestOrigin.with { origin in
                 origin.route("/broken.html") { _ in
-                    TestOrigin.Response(headers: [("Content-Type", "text/html")], body: Data("<img src=/nope.png>".utf8))
+                    TestOrigin.Response(
+                        headers: [("Content-Type", "text/html")], body: Data("<img src=/nope.png>".utf8))
                 }
                 let broken = try WebCacheProcess.run(["preload", origin.url("/broken.html").absoluteString] + dir)
                 #expect(broken.status == 69)

@@ -3,15 +3,19 @@ import HTTPTypes
 import NIOConcurrencyHelpers
 import Testing
 import WebCache
-import WebCacheTestSupport
 import WebCacheNIO
+import WebCacheTestSupport
 
 @Suite("SwiftNIOOrigin: the proxy's origin client", .serialized)
 struct SwiftNIOOriginTests {
-    static func withOrigin(tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(), _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void) async throws {
+    static func withOrigin(
+        tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(),
+        _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void
+    ) async throws {
         let origin = TestOrigin(tls: tls)
         try await origin.start()
-        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(2), maximumBodySize: 1 << 20, trust: trust)
+        let client = try SwiftNIOOrigin(
+            connectTimeout: .seconds(1), timeout: .seconds(2), maximumBodySize: 1 << 20, trust: trust)
         do {
             try await body(origin, client)
         } catch {
@@ -78,9 +82,13 @@ struct SwiftNIOOriginTests {
                 return response
             }
             origin.route("/empty") { request in
-                TestOrigin.Response(status: request.method == "GET" ? 204 : 200, headers: [("Content-Length", "5")], body: request.method == "GET" ? Data() : Data("abcde".utf8))
+                TestOrigin.Response(
+                    status: request.method == "GET" ? 204 : 200, headers: [("Content-Length", "5")],
+                    body: request.method == "GET" ? Data() : Data("abcde".utf8))
             }
-            origin.route("/post") { request in .text("got \(request.body.count): \(String(decoding: request.body, as: UTF8.self))") }
+            origin.route("/post") { request in
+                .text("got \(request.body.count): \(String(decoding: request.body, as: UTF8.self))")
+            }
             #expect(try await client.fetch(Self.get(origin.url("/chunked")), body: nil).body.count == 100_000)
             let head = try await client.fetch(Self.get(origin.url("/empty"), method: .head), body: nil)
             #expect(head.head.status.code == 200 && head.body.isEmpty)
@@ -93,12 +101,16 @@ struct SwiftNIOOriginTests {
         }
     }
 
-    @Test("failures: a refused port is unreachable with no connection, a silent origin times out, a body over the limit is invalid")
+    @Test(
+        "failures: a refused port is unreachable with no connection, a silent origin times out, a body over the limit is invalid"
+    )
     func failures() async throws {
         try await Self.withOrigin { origin, client in
             let closed = URL(string: "http://127.0.0.1:\(origin.port)/x")!
             try await origin.stop()
-            let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(closed), body: nil) }
+            let refused = await #expect(throws: OriginError.self) {
+                _ = try await client.fetch(Self.get(closed), body: nil)
+            }
             #expect(refused?.code == .unreachable && refused?.connectionFailed == true)
 
             let silent = SilentOrigin()
@@ -106,19 +118,25 @@ struct SwiftNIOOriginTests {
             await withCleanup({ try? await silent.stop() }) {
                 let clock = ContinuousClock()
                 let start = clock.now
-                let timedOut = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(silent.url("/x")), body: nil) }
+                let timedOut = await #expect(throws: OriginError.self) {
+                    _ = try await client.fetch(Self.get(silent.url("/x")), body: nil)
+                }
                 #expect(timedOut?.code == .unreachable && timedOut?.connectionFailed == false)
                 #expect(clock.now - start < .seconds(5))
             }
         }
         try await Self.withOrigin { origin, client in
             origin.route("/big") { _ in TestOrigin.Response(body: Data(repeating: 0x62, count: 2 << 20)) }
-            let tooLarge = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/big")), body: nil) }
+            let tooLarge = await #expect(throws: OriginError.self) {
+                _ = try await client.fetch(Self.get(origin.url("/big")), body: nil)
+            }
             #expect(tooLarge?.code == .invalidResponse)
         }
     }
 
-    @Test("HTTPS: verified against the trusted authority; an unknown authority is a failed verification, never unreachable")
+    @Test(
+        "HTTPS: verified against the trusted authority; an unknown authority is a failed verification, never unreachable"
+    )
     func https() async throws {
         let tls = try TestTLS()
         let directory = try TemporaryDirectory()
@@ -131,8 +149,12 @@ struct SwiftNIOOriginTests {
         }
         try await Self.withOrigin(tls: tls) { origin, client in
             origin.route("/s") { _ in .text("secure") }
-            let refused = await #expect(throws: OriginError.self) { _ = try await client.fetch(Self.get(origin.url("/s")), body: nil) }
-            #expect(refused?.code == .invalidResponse && refused?.message.contains("TLS") == true, "\(String(describing: refused))")
+            let refused = await #expect(throws: OriginError.self) {
+                _ = try await client.fetch(Self.get(origin.url("/s")), body: nil)
+            }
+            #expect(
+                refused?.code == .invalidResponse && refused?.message.contains("TLS") == true,
+                "\(String(describing: refused))")
         }
     }
 }

@@ -30,34 +30,42 @@ struct HTMLReferencesTests {
             <a href="two.html">next</a>
             </body></html>
             """
-        #expect(Self.scan(html) == [
-            "stylesheet http://example.test/css/site.css",
-            "font http://example.test/fonts/body.woff2",
-            "script http://example.test/articles/app.mjs",
-            "image http://example.test/favicon.ico",
-            "image http://example.test/touch.png",
-            "manifest http://example.test/site.webmanifest",
-            "script http://cdn.example.test/lib.js",
-            "image http://example.test/articles/hero.jpg",
-            "image http://example.test/articles/hero-640.jpg",
-            "image http://example.test/articles/hero-1280.jpg",
-            "image http://example.test/articles/pic.avif",
-            "image http://example.test/articles/pic@2x.avif",
-            "image http://example.test/articles/pic.jpg",
-            "media http://example.test/articles/clip.mp4",
-            "image http://example.test/articles/clip.jpg",
-            "media http://example.test/articles/clip.webm",
-            "media http://example.test/articles/clip.vtt",
-            "media http://example.test/articles/sound.mp3",
-            "frame http://example.test/embedded.html",
-        ])
-        #expect(HTMLReferences.scan(Data(html.utf8), url: Self.page).links == [URL(string: "http://example.test/articles/two.html")!])
+        #expect(
+            Self.scan(html) == [
+                "stylesheet http://example.test/css/site.css",
+                "font http://example.test/fonts/body.woff2",
+                "script http://example.test/articles/app.mjs",
+                "image http://example.test/favicon.ico",
+                "image http://example.test/touch.png",
+                "manifest http://example.test/site.webmanifest",
+                "script http://cdn.example.test/lib.js",
+                "image http://example.test/articles/hero.jpg",
+                "image http://example.test/articles/hero-640.jpg",
+                "image http://example.test/articles/hero-1280.jpg",
+                "image http://example.test/articles/pic.avif",
+                "image http://example.test/articles/pic@2x.avif",
+                "image http://example.test/articles/pic.jpg",
+                "media http://example.test/articles/clip.mp4",
+                "image http://example.test/articles/clip.jpg",
+                "media http://example.test/articles/clip.webm",
+                "media http://example.test/articles/clip.vtt",
+                "media http://example.test/articles/sound.mp3",
+                "frame http://example.test/embedded.html",
+            ])
+        #expect(
+            HTMLReferences.scan(Data(html.utf8), url: Self.page).links == [
+                URL(string: "http://example.test/articles/two.html")!
+            ])
     }
 
     @Test("<base href> changes how relative URLs resolve, even when it comes late")
     func base() {
-        let html = "<html><head><link rel=stylesheet href=a.css><base href=\"http://static.example.test/v2/\"></head><body><img src=b.png></body></html>"
-        #expect(Self.scan(html) == ["stylesheet http://static.example.test/v2/a.css", "image http://static.example.test/v2/b.png"])
+        let html =
+            "<html><head><link rel=stylesheet href=a.css><base href=\"http://static.example.test/v2/\"></head><body><img src=b.png></body></html>"
+        #expect(
+            Self.scan(html) == [
+                "stylesheet http://static.example.test/v2/a.css", "image http://static.example.test/v2/b.png",
+            ])
     }
 
     @Test("inline styles and <style> blocks: url() and @import, escapes and quotes")
@@ -67,19 +75,21 @@ struct HTMLReferencesTests {
             <div style="background-image: url(&quot;quoted.png&quot;)"></div>
             <table background="legacy.gif"><tr><td>old</td></tr></table>
             """
-        #expect(Self.scan(html) == [
-            "stylesheet http://example.test/articles/theme.css",
-            "image http://example.test/articles/img/x1.png",
-            "font http://example.test/f.woff",
-            "image http://example.test/articles/quoted.png",
-            "image http://example.test/articles/legacy.gif",
-        ])
+        #expect(
+            Self.scan(html) == [
+                "stylesheet http://example.test/articles/theme.css",
+                "image http://example.test/articles/img/x1.png",
+                "font http://example.test/f.woff",
+                "image http://example.test/articles/quoted.png",
+                "image http://example.test/articles/legacy.gif",
+            ])
     }
 
     @Test("broken markup still yields its references")
     func brokenMarkup() {
         // An unclosed <script> swallows the rest as script text, in libxml2 as in browsers: it comes last.
-        let html = "<html><body><div><p>unclosed <img src=one.png><img src='two.png' <img src=three.png>\n"
+        let html =
+            "<html><body><div><p>unclosed <img src=one.png><img src='two.png' <img src=three.png>\n"
             + "<table><tr><td><img SRC=\"FIVE.PNG\"></table></div></span></body><img src=after-body.png><script src=four.js>"
         let found = Self.scan(html)
         #expect(found.contains("image http://example.test/articles/one.png"))
@@ -96,7 +106,10 @@ struct HTMLReferencesTests {
             <img src="#top"><img src="same.png#one"><img src="same.png#two"><script src="about:blank"></script>
             <img src="  spaced.png  "><img src="">
             """
-        #expect(Self.scan(html) == ["image http://example.test/articles/same.png", "image http://example.test/articles/spaced.png"])
+        #expect(
+            Self.scan(html) == [
+                "image http://example.test/articles/same.png", "image http://example.test/articles/spaced.png",
+            ])
         #expect(HTMLReferences.scan(Data(html.utf8), url: Self.page).links.isEmpty)
     }
 

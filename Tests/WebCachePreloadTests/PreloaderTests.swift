@@ -3,11 +3,11 @@ import HTTPCaching
 import HTTPTypes
 import Testing
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCacheDemo
 import WebCachePreload
 import WebCacheStore
 import WebCacheTestSupport
-import WebCacheAsyncHTTPClient
 
 @Suite("Preloader: pages made readable offline", .serialized)
 struct PreloaderTests {
@@ -30,7 +30,9 @@ struct PreloaderTests {
         try await origin.shutdown()
     }
 
-    @Test("a page, its imported stylesheets, font, srcset images, script and frame are stored, pinned, and replay offline")
+    @Test(
+        "a page, its imported stylesheets, font, srcset images, script and frame are stored, pinned, and replay offline"
+    )
     func offlineReplay() async throws {
         let site = try await SampleSiteServer.start()
         try await Self.withCache { cache, _ in
@@ -40,12 +42,17 @@ struct PreloaderTests {
             #expect(reports.allSatisfy { $0.isComplete && $0.isPinned })
             let index = try #require(reports.first)
             let paths = Set(index.resources.map(\.url.path))
-            #expect(paths.isSuperset(of: [
-                "/index.html", "/css/site.css", "/css/theme.css", "/css/typography.css", "/fonts/heading.ttf",
-                "/img/hero-small.svg", "/img/hero-large.svg", "/img/paper.svg", "/img/stripes.svg", "/img/logo.svg", "/img/icon.svg", "/js/app.js",
-            ]))
+            #expect(
+                paths.isSuperset(of: [
+                    "/index.html", "/css/site.css", "/css/theme.css", "/css/typography.css", "/fonts/heading.ttf",
+                    "/img/hero-small.svg", "/img/hero-large.svg", "/img/paper.svg", "/img/stripes.svg", "/img/logo.svg",
+                    "/img/icon.svg", "/js/app.js",
+                ]))
             let gallery = try #require(reports.last)
-            #expect(Set(gallery.resources.map(\.url.path)).isSuperset(of: ["/embed/map.html", "/css/embed.css", "/img/map.svg", "/img/grid.svg", "/img/tile-4@2x.svg"]))
+            #expect(
+                Set(gallery.resources.map(\.url.path)).isSuperset(of: [
+                    "/embed/map.html", "/css/embed.css", "/img/map.svg", "/img/grid.svg", "/img/tile-4@2x.svg",
+                ]))
             // Each URL was fetched once, though the pages share most of them.
             let unique = Set(reports.flatMap { $0.resources.map(\.url) })
             #expect(site.requestsServed == unique.count)
@@ -75,7 +82,10 @@ struct PreloaderTests {
                     var head = HTTPResponse(status: .ok)
                     head.headerFields[.cacheControl] = "max-age=600"
                     _ = try cache.store.store(
-                        NewEntry(stored: StoredResponse(request: HTTPRequest(url: url), response: head, requestTime: Date(), responseTime: Date())),
+                        NewEntry(
+                            stored: StoredResponse(
+                                request: HTTPRequest(url: url), response: head, requestTime: Date(),
+                                responseTime: Date())),
                         body: filler)
                 }
                 for resource in report.resources {
@@ -109,7 +119,8 @@ struct PreloaderTests {
             // Another session on the same directory: no connection to the origin left open.
             let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
             try await withCleanup({ try? await network.shutdown() }) {
-                let cache = try HTTPCache(configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)
+                let cache = try HTTPCache(
+                    configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)
                 var refresh = PreloadOptions()
                 refresh.mode = .revalidate
                 let kept = await Preloader(cache: cache, options: refresh).preload(pages: [page])
@@ -133,7 +144,11 @@ struct PreloaderTests {
                     headers: [("Content-Type", "text/html"), ("Cache-Control", "max-age=600")],
                     body: Data("<link rel=stylesheet href=/ok.css><img src=/missing.png>".utf8))
             }
-            origin.route("/ok.css") { _ in .text("a { background: url(gone.svg) }", headers: [("Content-Type", "text/css"), ("Cache-Control", "max-age=600")]) }
+            origin.route("/ok.css") { _ in
+                .text(
+                    "a { background: url(gone.svg) }",
+                    headers: [("Content-Type", "text/css"), ("Cache-Control", "max-age=600")])
+            }
             try await Self.withCache { cache, _ in
                 let report = await Preloader(cache: cache).preload(pages: [origin.url("/page.html")])[0]
                 #expect(!report.isComplete)
@@ -156,7 +171,9 @@ struct PreloaderTests {
                 var started = 0
                 var finished = 0
                 var completed: [PageReport] = []
-                for await event in Preloader(cache: cache, options: options).events(preloading: [site.baseURL.appendingPathComponent("index.html")]) {
+                for await event in Preloader(cache: cache, options: options).events(preloading: [
+                    site.baseURL.appendingPathComponent("index.html")
+                ]) {
                     switch event {
                     case .started: started += 1
                     case .finished: finished += 1
@@ -180,7 +197,9 @@ struct PreloaderTests {
                 var options = PreloadOptions()
                 options.maximumBytes = 1
                 options.concurrency = 1
-                let report = await Preloader(cache: cache, options: options).preload(pages: [site.baseURL.appendingPathComponent("index.html")])[0]
+                let report = await Preloader(cache: cache, options: options).preload(pages: [
+                    site.baseURL.appendingPathComponent("index.html")
+                ])[0]
                 #expect(!report.isComplete)
                 #expect(report.failures.allSatisfy { $0.failure?.contains("byte limit") == true })
             }

@@ -21,7 +21,9 @@ struct ConnectionStateTests {
         }
     }
 
-    @Test("pipelined requests wait behind the answer on its way, in order; a read asked for meanwhile is held until they are answered")
+    @Test(
+        "pipelined requests wait behind the answer on its way, in order; a read asked for meanwhile is held until they are answered"
+    )
     func pipelining() {
         var state = ConnectionState()
         #expect(Self.path(of: state.receive(Self.head("/1"))) == "/1")
@@ -68,7 +70,8 @@ struct ConnectionStateTests {
         #expect(!decided5)
     }
 
-    @Test("quiescing: closes at once when idle, not while a request is half received or answered; then after the answer")
+    @Test(
+        "quiescing: closes at once when idle, not while a request is half received or answered; then after the answer")
     func quiescing() {
         var idle = ConnectionState()
         let decided6 = idle.quiesce(requestInProgress: false)
@@ -89,7 +92,9 @@ struct ConnectionStateTests {
         #expect(!decided9, "the connection closes after the answer in flight")
     }
 
-    @Test("a half-close is honoured after the last answer, once; at once when idle; and closes a connection whose tunnel is being connected")
+    @Test(
+        "a half-close is honoured after the last answer, once; at once when idle; and closes a connection whose tunnel is being connected"
+    )
     func halfClose() {
         var answering = ConnectionState()
         _ = answering.receive(Self.head("/1"))
@@ -116,10 +121,14 @@ struct ConnectionStateTests {
         #expect(tunnelling.inputEnded() == .close)
     }
 
-    @Test("bytes that are not HTTP are refused at once when nothing is in flight, else after the answers before them, and only once")
+    @Test(
+        "bytes that are not HTTP are refused at once when nothing is in flight, else after the answers before them, and only once"
+    )
     func malformedBytes() {
         var idle = ConnectionState()
-        #expect(idle.bytesNotHTTP(status: 400, reason: "Bad Request") == .refuseMalformed(status: 400, reason: "Bad Request"))
+        #expect(
+            idle.bytesNotHTTP(status: 400, reason: "Bad Request")
+                == .refuseMalformed(status: 400, reason: "Bad Request"))
         #expect(idle.nextStep() == .none)
 
         var answering = ConnectionState()
@@ -139,7 +148,9 @@ struct ConnectionStateTests {
         #expect(answering.nextWaitingPart() == nil)
     }
 
-    @Test("the idle timeout closes between requests and when the client stops reading an answer, not while the origin is slow")
+    @Test(
+        "the idle timeout closes between requests and when the client stops reading an answer, not while the origin is slow"
+    )
     func idleTimeout() {
         var state = ConnectionState()
         #expect(state.idleTimedOut())
@@ -176,7 +187,9 @@ struct ConnectionStateTests {
         #expect(state.headTimedOut(requestInProgress: false))
     }
 
-    @Test("a tunnel being connected holds parts and reads; a failure lets the refusal be answered like any answer; the hand-over lets reads go")
+    @Test(
+        "a tunnel being connected holds parts and reads; a failure lets the refusal be answered like any answer; the hand-over lets reads go"
+    )
     func tunnels() {
         var state = ConnectionState()
         state.startConnectingTunnel()

@@ -46,57 +46,104 @@ struct ConnectionTableTests {
     static let get = "GET /a HTTP/1.1\r\nHost: shop.test\r\n\r\n"
 
     static let rows: [Row] = [
-        Row(rule: "a request is answered and the connection stays open", steps: [.send(get)], statuses: [200], closes: false,
+        Row(
+            rule: "a request is answered and the connection stays open", steps: [.send(get)], statuses: [200],
+            closes: false,
             bodies: ["body of /a"], fetches: 1),
-        Row(rule: "pipelined requests are answered in order (§9.3.2)",
-            steps: [.send(get + "GET /b HTTP/1.1\r\nHost: shop.test\r\n\r\n" + get)], statuses: [200, 200, 200], closes: false,
+        Row(
+            rule: "pipelined requests are answered in order (§9.3.2)",
+            steps: [.send(get + "GET /b HTTP/1.1\r\nHost: shop.test\r\n\r\n" + get)], statuses: [200, 200, 200],
+            closes: false,
             bodies: ["body of /a", "body of /b", "body of /a"], fetches: 2),
-        Row(rule: "a request then the client's half-close: answered, then closed (§9.6)", steps: [.send(get), .halfClose],
+        Row(
+            rule: "a request then the client's half-close: answered, then closed (§9.6)",
+            steps: [.send(get), .halfClose],
             statuses: [200], closes: true, fetches: 1),
-        Row(rule: "Connection: close then a pipelined request: one answer, then closed (§9.6)",
-            steps: [.send("GET /a HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: shop.test\r\n\r\n")],
+        Row(
+            rule: "Connection: close then a pipelined request: one answer, then closed (§9.6)",
+            steps: [
+                .send(
+                    "GET /a HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: shop.test\r\n\r\n"
+                )
+            ],
             statuses: [200], closes: true, fetches: 1),
-        Row(rule: "an HTTP/1.0 request without keep-alive: answered, then closed",
+        Row(
+            rule: "an HTTP/1.0 request without keep-alive: answered, then closed",
             steps: [.send("GET /a HTTP/1.0\r\n\r\n")], statuses: [200], closes: true, fetches: 1),
-        Row(rule: "a request then bytes that are not HTTP: its answer, then 400 and close",
+        Row(
+            rule: "a request then bytes that are not HTTP: its answer, then 400 and close",
             steps: [.send(get + "garbage\r\n\r\n")], statuses: [200, 400], closes: true, fetches: 1),
-        Row(rule: "a miss and a hit pipelined, then bytes that are not HTTP: both answers, then one 400 and close",
+        Row(
+            rule: "a miss and a hit pipelined, then bytes that are not HTTP: both answers, then one 400 and close",
             steps: [.send(get + get + "garbage\r\n\r\n")], statuses: [200, 200, 400], closes: true, fetches: 1),
-        Row(rule: "two Host fields: 400, never forwarded (§3.2)",
+        Row(
+            rule: "two Host fields: 400, never forwarded (§3.2)",
             steps: [.send("GET /a HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n")], statuses: [400], closes: true),
-        Row(rule: "no Host in HTTP/1.1: 400 (§3.2)", steps: [.send("GET /a HTTP/1.1\r\n\r\n")], statuses: [400], closes: true),
-        Row(rule: "a Host with userinfo: 400", steps: [.send("GET /a HTTP/1.1\r\nHost: user@shop.test\r\n\r\n")],
+        Row(
+            rule: "no Host in HTTP/1.1: 400 (§3.2)", steps: [.send("GET /a HTTP/1.1\r\n\r\n")], statuses: [400],
+            closes: true),
+        Row(
+            rule: "a Host with userinfo: 400", steps: [.send("GET /a HTTP/1.1\r\nHost: user@shop.test\r\n\r\n")],
             statuses: [400], closes: true),
-        Row(rule: "a Host with a space: 400", steps: [.send("GET /a HTTP/1.1\r\nHost: shop test\r\n\r\n")],
+        Row(
+            rule: "a Host with a space: 400", steps: [.send("GET /a HTTP/1.1\r\nHost: shop test\r\n\r\n")],
             statuses: [400], closes: true),
-        Row(rule: "an unknown method: 501 (RFC 9110 §9.1)", steps: [.send("FROBNICATE /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")],
+        Row(
+            rule: "an unknown method: 501 (RFC 9110 §9.1)",
+            steps: [.send("FROBNICATE /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")],
             statuses: [501], closes: true),
-        Row(rule: "a line that is not a request line, though it starts with a token: 400",
+        Row(
+            rule: "a line that is not a request line, though it starts with a token: 400",
             steps: [.send("THIS IS NOT HTTP\r\n\r\n")], statuses: [400], closes: true),
-        Row(rule: "a method the parser knows but HTTP does not define (M-SEARCH) is forwarded",
-            steps: [.send("M-SEARCH /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")], statuses: [200], closes: false, fetches: 1,
+        Row(
+            rule: "a method the parser knows but HTTP does not define (M-SEARCH) is forwarded",
+            steps: [.send("M-SEARCH /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")], statuses: [200], closes: false,
+            fetches: 1,
             originMethods: ["M-SEARCH"]),
-        Row(rule: "HTTP/1.2: 505 (RFC 9110 §15.6.6)", steps: [.send("GET /a HTTP/1.2\r\nHost: shop.test\r\n\r\n")],
+        Row(
+            rule: "HTTP/1.2: 505 (RFC 9110 §15.6.6)", steps: [.send("GET /a HTTP/1.2\r\nHost: shop.test\r\n\r\n")],
             statuses: [505], closes: true),
-        Row(rule: "Expect: 100-continue: 100, then the answer once the body came (RFC 9110 §10.1.1)",
-            steps: [.send("POST /a HTTP/1.1\r\nHost: shop.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"), .send("hello")],
+        Row(
+            rule: "Expect: 100-continue: 100, then the answer once the body came (RFC 9110 §10.1.1)",
+            steps: [
+                .send("POST /a HTTP/1.1\r\nHost: shop.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"),
+                .send("hello"),
+            ],
             statuses: [100, 200], closes: false, fetches: 1),
-        Row(rule: "Expect: 100-continue with a body over the limit: 413 at once, no 100",
-            steps: [.send("POST /a HTTP/1.1\r\nHost: shop.test\r\nExpect: 100-continue\r\nContent-Length: 999999\r\n\r\n")],
+        Row(
+            rule: "Expect: 100-continue with a body over the limit: 413 at once, no 100",
+            steps: [
+                .send("POST /a HTTP/1.1\r\nHost: shop.test\r\nExpect: 100-continue\r\nContent-Length: 999999\r\n\r\n")
+            ],
             statuses: [413], closes: true),
-        Row(rule: "a head over the limit: 431", steps: [.send("GET /a HTTP/1.1\r\nHost: shop.test\r\nX-Big: \(String(repeating: "b", count: 2000))\r\n\r\n")],
+        Row(
+            rule: "a head over the limit: 431",
+            steps: [
+                .send("GET /a HTTP/1.1\r\nHost: shop.test\r\nX-Big: \(String(repeating: "b", count: 2000))\r\n\r\n")
+            ],
             statuses: [431], closes: true),
-        Row(rule: "CONNECT to a reverse proxy: 405", steps: [.send("CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n")],
+        Row(
+            rule: "CONNECT to a reverse proxy: 405",
+            steps: [.send("CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n")],
             statuses: [405], closes: false),
-        Row(rule: "HEAD: an answer without a body, and the next request is read right after it",
+        Row(
+            rule: "HEAD: an answer without a body, and the next request is read right after it",
             steps: [.send("HEAD /a HTTP/1.1\r\nHost: shop.test\r\n\r\n" + get)], statuses: [200, 200], closes: false,
             bodies: ["", "body of /a"], methods: ["HEAD", "GET"], fetches: 2),
-        Row(rule: "a head still arriving after the head timeout: 408 and close",
+        Row(
+            rule: "a head still arriving after the head timeout: 408 and close",
             steps: [.send("GET /a HTTP/1.1\r\nHost: shop.test\r\n"), .wait(seconds: 11)], statuses: [408], closes: true),
-        Row(rule: "a connection quiet between requests outlives the head timeout",
+        Row(
+            rule: "a connection quiet between requests outlives the head timeout",
             steps: [.send(get), .wait(seconds: 11), .send(get)], statuses: [200, 200], closes: false, fetches: 1),
-        Row(rule: "a refused head with Expect: 100-continue is refused at once, whatever the refusal (here two Host fields)",
-            steps: [.send("POST /a HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")],
+        Row(
+            rule:
+                "a refused head with Expect: 100-continue is refused at once, whatever the refusal (here two Host fields)",
+            steps: [
+                .send(
+                    "POST /a HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+                )
+            ],
             statuses: [400], closes: true),
     ]
 

@@ -13,9 +13,13 @@ struct ErrorAnswersTests {
     }
 
     static let rows: [Row] = [
-        Row(error: CacheError(.offlineMiss, "https://a.test/ is not cached and the origin is unreachable"), status: 504),
+        Row(
+            error: CacheError(.offlineMiss, "https://a.test/ is not cached and the origin is unreachable"), status: 504),
         Row(error: CacheError(.invalidRequest, "ftp://a.test/ is not an http(s) URL"), status: 400),
-        Row(error: CacheError(.originFailed, "fetching https://a.test/ failed", cause: OriginError(.invalidResponse, "broken")), status: 502),
+        Row(
+            error: CacheError(
+                .originFailed, "fetching https://a.test/ failed", cause: OriginError(.invalidResponse, "broken")),
+            status: 502),
         Row(error: CacheError(.tooManyRedirects, "redirect loop at https://a.test/"), status: 502),
         Row(error: OriginError(.unreachable, "cannot connect to a.test", connectionFailed: true), status: 504),
         Row(error: OriginError(.invalidRequest, "no URL"), status: 400),
@@ -34,6 +38,7 @@ struct ErrorAnswersTests {
             Issue.record("an error answer is whole")
             return
         }
-        #expect(String(decoding: body, as: UTF8.self) == "\(row.error)\n", "the body says what went wrong, cause included")
+        #expect(
+            String(decoding: body, as: UTF8.self) == "\(row.error)\n", "the body says what went wrong, cause included")
     }
 }

@@ -21,7 +21,8 @@ struct ProxyEdgeTests {
     @Test("a request followed by the client's half-close is answered")
     func halfClose() async throws {
         try await Self.withOrigin { _, port in
-            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n", halfClose: true)
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n", halfClose: true)
             #expect(answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix("first"))
         }
     }
@@ -39,7 +40,8 @@ struct ProxyEdgeTests {
     @Test("a valid request followed by garbage: its answer, then 400")
     func validThenGarbage() async throws {
         try await Self.withOrigin { _, port in
-            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP AT ALL\r\n\r\n")
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP AT ALL\r\n\r\n")
             #expect(Self.responses(in: answer) == ["200", "400"])
         }
     }
@@ -47,8 +49,10 @@ struct ProxyEdgeTests {
     @Test(
         "Host: missing in HTTP/1.1, repeated, or not a valid authority is refused with 400 and never forwarded (RFC 9112 §3.2)",
         arguments: [
-            "GET /a HTTP/1.1\r\nConnection: close\r\n\r\n", "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n",
-            "GET /a HTTP/1.1\r\nHost: user@x\r\nConnection: close\r\n\r\n", "GET /a HTTP/1.1\r\nHost: x y\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: user@x\r\nConnection: close\r\n\r\n",
+            "GET /a HTTP/1.1\r\nHost: x y\r\nConnection: close\r\n\r\n",
             "GET /a HTTP/1.1\r\nHost: x:port\r\nConnection: close\r\n\r\n",
         ])
     func hostRefused(request: String) async throws {
@@ -59,10 +63,13 @@ struct ProxyEdgeTests {
         }
     }
 
-    @Test("valid Host forms are accepted", arguments: ["x", "x:8080", "127.0.0.1:80", "[::1]:8080", "xn--bcher-kva.example"])
+    @Test(
+        "valid Host forms are accepted",
+        arguments: ["x", "x:8080", "127.0.0.1:80", "[::1]:8080", "xn--bcher-kva.example"])
     func hostAccepted(host: String) async throws {
         try await Self.withOrigin { _, port in
-            let answer = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+            let answer = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 200"))
         }
         let http10 = try await Self.withOriginAnswer("GET /a HTTP/1.0\r\n\r\n")  // HTTP/1.0 may omit Host
@@ -79,7 +86,9 @@ struct ProxyEdgeTests {
     func expectContinue() async throws {
         try await Self.withOrigin { _, port in
             let answer = try await RawHTTPClient.exchange(
-                port: port, "POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+                port: port,
+                "POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+            )
             #expect(Self.responses(in: answer) == ["100", "200"])
             #expect(answer.hasSuffix("got 5 bytes"))
         }
@@ -91,21 +100,28 @@ struct ProxyEdgeTests {
             let big = Data(repeating: 0x61, count: 8 << 20)
             origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: big) }
             try await ProxyTests.withProxy(origin, configure: { $0.idleTimeout = .seconds(1) }) { port, _ in
-                let connection = try RawHTTPClient.sendWithoutReading(port: port, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
                 defer { RawHTTPClient.close(connection) }
                 try await Task.sleep(for: .milliseconds(2500))
                 // Asked on a connection of its own, which is then the only one open.
-                let metrics = try await RawHTTPClient.exchange(port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                #expect(metrics.contains("webcache_proxy_connections_open 1.0"), "the proxy still holds the connection of a client that stopped reading")
+                let metrics = try await RawHTTPClient.exchange(
+                    port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                #expect(
+                    metrics.contains("webcache_proxy_connections_open 1.0"),
+                    "the proxy still holds the connection of a client that stopped reading")
                 #expect(RawHTTPClient.drainsToClose(connection, timeout: 3))
-                let again = try await RawHTTPClient.exchange(port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let again = try await RawHTTPClient.exchange(
+                    port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 #expect(again.contains("Cache-Status: WebCache; hit"))
                 #expect(origin.count("/big") == 1)
             }
         }
     }
 
-    @Test("a request head trickled byte by byte gets 408 and the connection closes at the head timeout, though each byte resets the idle timeout")
+    @Test(
+        "a request head trickled byte by byte gets 408 and the connection closes at the head timeout, though each byte resets the idle timeout"
+    )
     func slowHead() async throws {
         try await TestOrigin.with { origin in
             origin.route("/a") { _ in .text("first") }
@@ -152,11 +168,15 @@ struct ProxyEdgeTests {
         }
     }
 
-    @Test("reverse mode keys by the upstream, never by the client's Host: another Host gets the same entry, and the origin sees its own")
+    @Test(
+        "reverse mode keys by the upstream, never by the client's Host: another Host gets the same entry, and the origin sees its own"
+    )
     func reverseKeysByUpstream() async throws {
         try await Self.withOrigin { origin, port in
-            let first = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n\r\n")
-            let second = try await RawHTTPClient.exchange(port: port, "GET /a HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
+            let first = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: shop.example\r\nConnection: close\r\n\r\n")
+            let second = try await RawHTTPClient.exchange(
+                port: port, "GET /a HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
             #expect(first.contains("first") && second.contains("first"))
             #expect(origin.count("/a") == 1, "one entry for /a whatever Host the clients sent")
             #expect(origin.requests(to: "/a").first?.header("Host") == "127.0.0.1:\(origin.port)")

@@ -18,7 +18,8 @@ struct ProxyFramingTests {
                 let request = "GET /page HTTP/1.1\r\nHost: test\r\n\r\n"
                 let answer = try await RawHTTPClient.exchange(
                     port: port,
-                    request + request + "HEAD /page HTTP/1.1\r\nHost: test\r\n\r\n" + "GET /page HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                    request + request + "HEAD /page HTTP/1.1\r\nHost: test\r\n\r\n"
+                        + "GET /page HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
                 let heads = answer.components(separatedBy: "HTTP/1.1 200 OK\r\n").dropFirst()
                 #expect(heads.count == 4, "\(answer)")
                 let statuses = heads.map { $0.firstLine(containing: "Cache-Status") ?? "" }
@@ -44,12 +45,14 @@ struct ProxyFramingTests {
                 return response
             }
             try await ProxyTests.withProxy(origin) { port, client in
-                let first = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
+                let first = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
                 #expect(first.headers.first(name: "Transfer-Encoding") == "chunked")
                 #expect(first.headers.first(name: "Content-Length") == nil)
                 let firstBody = try await first.body.collect(upTo: 1 << 20)
                 #expect(Data(firstBody.readableBytesView) == body)
-                let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
+                let again = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
                 #expect(again.headers.first(name: "Content-Length") == "300000")
                 #expect(again.headers.first(name: "Transfer-Encoding") == nil)
                 let againBody = try await again.body.collect(upTo: 1 << 20)
@@ -94,10 +97,14 @@ struct ProxyFramingTests {
     @Test("in reverse mode an absolute-form target goes to the upstream, never to the host it names")
     func absoluteFormInReverseMode() async throws {
         try await TestOrigin.with { origin in
-            origin.route("/page") { request in .text("upstream page \(request.target)", headers: [("Cache-Control", "max-age=600")]) }
+            origin.route("/page") { request in
+                .text("upstream page \(request.target)", headers: [("Cache-Control", "max-age=600")])
+            }
             try await ProxyTests.withProxy(origin) { port, _ in
                 let answer = try await RawHTTPClient.exchange(
-                    port: port, "GET http://elsewhere.invalid/page?x=1 HTTP/1.1\r\nHost: elsewhere.invalid\r\nConnection: close\r\n\r\n")
+                    port: port,
+                    "GET http://elsewhere.invalid/page?x=1 HTTP/1.1\r\nHost: elsewhere.invalid\r\nConnection: close\r\n\r\n"
+                )
                 #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
                 #expect(answer.hasSuffix("upstream page /page?x=1"))
                 #expect(origin.count("/page") == 1)

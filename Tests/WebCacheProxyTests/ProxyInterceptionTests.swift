@@ -4,12 +4,12 @@ import NIOCore
 import NIOSSL
 import Testing
 import WebCache
+import WebCacheAsyncHTTPClient
+import WebCacheNIO
 import WebCacheProxy
 import WebCacheStore
 import WebCacheTLS
 import WebCacheTestSupport
-import WebCacheAsyncHTTPClient
-import WebCacheNIO
 
 /// HTTPS through the forward proxy with interception: a real TLS origin with its own test CA,
 /// clients that trust the proxy's authority.
@@ -25,15 +25,18 @@ struct ProxyInterceptionTests {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let authority = try CertificateAuthority.make(commonName: "WebCache proxy test CA")
-        let trustFiles = try originAuthority.map { authority -> [String] in
-            let file = temporary.url.appendingPathComponent("origin-ca.pem")
-            try authority.certificatePEM.write(to: file, atomically: true, encoding: .utf8)
-            return [file.path]
-        } ?? []
+        let trustFiles =
+            try originAuthority.map { authority -> [String] in
+                let file = temporary.url.appendingPathComponent("origin-ca.pem")
+                try authority.certificatePEM.write(to: file, atomically: true, encoding: .utf8)
+                return [file.path]
+            } ?? []
         let trust = try OriginTrust(certificateFiles: trustFiles)
         let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5), trust: trust)
         let cache = try HTTPCache(
-            configuration: HTTPCache.Configuration(store: CacheStore.Configuration(directory: temporary.url.appendingPathComponent("cache")), rules: .shared),
+            configuration: HTTPCache.Configuration(
+                store: CacheStore.Configuration(directory: temporary.url.appendingPathComponent("cache")),
+                rules: .shared),
             origin: network)
         var configuration = ProxyConfiguration(port: 0, allowedDestinations: allowed)
         configuration.tlsInterception = try TLSInterception(authority: authority, hosts: hosts, upstreamTrust: trust)
@@ -42,7 +45,8 @@ struct ProxyInterceptionTests {
         let port = try await ProxyTests.boundPort(of: proxy)
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
-            configuration: .init(tlsConfiguration: try tlsTrusting(authority), proxy: .server(host: "127.0.0.1", port: port)))
+            configuration: .init(
+                tlsConfiguration: try tlsTrusting(authority), proxy: .server(host: "127.0.0.1", port: port)))
         var failure: (any Error)?
         do {
             try await body(port, client, authority)
@@ -58,11 +62,15 @@ struct ProxyInterceptionTests {
 
     static func tlsTrusting(_ authority: CertificateAuthority) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates([try NIOSSLCertificate(bytes: Array(authority.certificatePEM.utf8), format: .pem)])
+        tls.trustRoots = .certificates([
+            try NIOSSLCertificate(bytes: Array(authority.certificatePEM.utf8), format: .pem)
+        ])
         return tls
     }
 
-    @Test("a hit is served over TLS from the cache without reaching the origin; revalidation goes upstream over verified TLS")
+    @Test(
+        "a hit is served over TLS from the cache without reaching the origin; revalidation goes upstream over verified TLS"
+    )
     func hitsAndRevalidation() async throws {
         let originTLS = try TestTLS()
         try await TestOrigin.with(tls: originTLS) { origin in
@@ -70,7 +78,8 @@ struct ProxyInterceptionTests {
             origin.route("/_webcache/metrics") { _ in .text("the origin's own page") }
             origin.route("/news") { request in
                 if request.headers.first(where: { $0.0.lowercased() == "if-none-match" })?.1 == "\"v1\"" {
-                    return TestOrigin.Response(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")])
+                    return TestOrigin.Response(
+                        status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "no-cache")])
                 }
                 return .text("latest news", headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\"")])
             }
@@ -89,7 +98,9 @@ struct ProxyInterceptionTests {
                 #expect(news == "latest news" && newsAgain == "latest news")
                 #expect(revalidated.status == .ok)
                 #expect(origin.count("/news") == 2)
-                #expect(origin.requests(to: "/news").last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true)
+                #expect(
+                    origin.requests(to: "/news").last?.headers.contains { $0.0.lowercased() == "if-none-match" } == true
+                )
                 // The proxy's metrics path is the origin's inside a tunnel.
                 let (_, metricsPage) = try await ProxyTests.get(client, origin.url("/_webcache/metrics").absoluteString)
                 #expect(metricsPage == "the origin's own page")
@@ -106,7 +117,9 @@ struct ProxyInterceptionTests {
                 // The same host and path over plain HTTP is another resource: a miss (and here an
                 // origin that does not speak plain HTTP), never the stored HTTPS answer.
                 let plain = try await RawHTTPClient.exchange(
-                    port: port, "GET http://127.0.0.1:\(origin.port)/same HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
+                    port: port,
+                    "GET http://127.0.0.1:\(origin.port)/same HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                )
                 #expect(!plain.contains("over TLS"))
             }
         }
@@ -122,10 +135,12 @@ struct ProxyInterceptionTests {
             try await misnamed.start()
             try await withCleanup({ try? await misnamed.stop() }) {
                 try await Self.withInterceptingProxy(trusting: trusted) { port, _, _ in
-                    let untrusted = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(stranger.port)", tls: nil, payload: "")
+                    let untrusted = try await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(stranger.port)", tls: nil, payload: "")
                     #expect(untrusted.connectAnswer.hasPrefix("HTTP/1.1 502"))
                     #expect(untrusted.connectAnswer.contains("does not verify"))
-                    let wrongName = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(misnamed.port)", tls: nil, payload: "")
+                    let wrongName = try await TunnelClient.exchange(
+                        proxyPort: port, target: "127.0.0.1:\(misnamed.port)", tls: nil, payload: "")
                     #expect(wrongName.connectAnswer.hasPrefix("HTTP/1.1 502"))
                     #expect(wrongName.connectAnswer.contains("not for this host name"))
                     #expect(stranger.requests().isEmpty && misnamed.requests().isEmpty)
@@ -143,12 +158,14 @@ struct ProxyInterceptionTests {
             try await plain.start()
             try await withCleanup({ try? await plain.stop() }) {
                 plain.route("/plain") { _ in .text("not TLS") }
-                try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) { port, _, _ in
+                try await Self.withInterceptingProxy(trusting: originTLS.authority, hosts: ["example.org"]) {
+                    port, _, _ in
                     // The client sees the origin's own certificate: it trusts only the origin's CA.
                     let request = "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
                     for _ in 0..<2 {
                         let exchange = try await TunnelClient.exchange(
-                            proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: try Self.tlsTrusting(originTLS.authority), payload: request)
+                            proxyPort: port, target: "127.0.0.1:\(origin.port)",
+                            tls: try Self.tlsTrusting(originTLS.authority), payload: request)
                         #expect(exchange.received.contains("direct"))
                     }
                     #expect(origin.count("/page") == 2, "tunnelled requests are not cached")
@@ -169,8 +186,10 @@ struct ProxyInterceptionTests {
         let originTLS = try TestTLS()
         try await TestOrigin.with(tls: originTLS) { origin in
             origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600")]) }
-            try await Self.withInterceptingProxy(trusting: originTLS.authority, allowed: ["example.org"]) { port, _, _ in
-                let refused = try await TunnelClient.exchange(proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: nil, payload: "")
+            try await Self.withInterceptingProxy(trusting: originTLS.authority, allowed: ["example.org"]) {
+                port, _, _ in
+                let refused = try await TunnelClient.exchange(
+                    proxyPort: port, target: "127.0.0.1:\(origin.port)", tls: nil, payload: "")
                 #expect(refused.connectAnswer.hasPrefix("HTTP/1.1 403"))
             }
             try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
@@ -200,7 +219,8 @@ struct ProxyInterceptionTests {
             try await Self.withInterceptingProxy(trusting: originTLS.authority) { port, _, authority in
                 let exchange = try await TunnelClient.exchange(
                     proxyPort: port, target: "127.0.0.1:\(echo.port)", tls: try Self.tlsTrusting(authority),
-                    payload: "GET /chat HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nping-after-upgrade",
+                    payload:
+                        "GET /chat HTTP/1.1\r\nHost: 127.0.0.1:\(echo.port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nping-after-upgrade",
                     until: "echo:ping-after-upgrade")
                 #expect(exchange.received.hasPrefix("HTTP/1.1 101"), "\(exchange.received)")
                 #expect(exchange.received.contains("echo:ping-after-upgrade"))
@@ -227,7 +247,8 @@ struct ProxyInterceptionTests {
             // A new connection (a new tunnel) to the stopped origin.
             let fresh = HTTPClient(
                 eventLoopGroupProvider: .singleton,
-                configuration: .init(tlsConfiguration: try Self.tlsTrusting(authority), proxy: .server(host: "127.0.0.1", port: port)))
+                configuration: .init(
+                    tlsConfiguration: try Self.tlsTrusting(authority), proxy: .server(host: "127.0.0.1", port: port)))
             let outcome: (HTTPClientResponse, String)
             do {
                 outcome = try await ProxyTests.get(fresh, url)
@@ -242,7 +263,9 @@ struct ProxyInterceptionTests {
         }
     }
 
-    @Test("a client's SNI names the certificate when the destination's own certificate verifies for that name; otherwise no certificate")
+    @Test(
+        "a client's SNI names the certificate when the destination's own certificate verifies for that name; otherwise no certificate"
+    )
     func certificateFromSNI() async throws {
         let both = TestOrigin(tls: try TestTLS(names: ["127.0.0.1", "localhost"]))
         try await both.start()
@@ -255,14 +278,17 @@ struct ProxyInterceptionTests {
                 try await Self.withInterceptingProxy(trusting: both.tls?.authority) { port, _, authority in
                     // The client verifies the name "localhost": only a certificate minted from the SNI passes.
                     let named = try await TunnelClient.exchange(
-                        proxyPort: port, target: "127.0.0.1:\(both.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
+                        proxyPort: port, target: "127.0.0.1:\(both.port)", tls: try Self.tlsTrusting(authority),
+                        serverName: "localhost",
                         payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(both.port)\r\nConnection: close\r\n\r\n")
                     #expect(named.received.hasPrefix("HTTP/1.1 200"), "\(named.received)")
                     #expect(named.received.contains("named"))
                     // This origin is not "localhost": the handshake fails, nothing is answered.
                     let refused = try? await TunnelClient.exchange(
-                        proxyPort: port, target: "127.0.0.1:\(addressOnly.port)", tls: try Self.tlsTrusting(authority), serverName: "localhost",
-                        payload: "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(addressOnly.port)\r\nConnection: close\r\n\r\n")
+                        proxyPort: port, target: "127.0.0.1:\(addressOnly.port)", tls: try Self.tlsTrusting(authority),
+                        serverName: "localhost",
+                        payload:
+                            "GET /page HTTP/1.1\r\nHost: 127.0.0.1:\(addressOnly.port)\r\nConnection: close\r\n\r\n")
                     #expect(refused.map { !$0.received.contains("address only") } ?? true)
                     #expect(addressOnly.count("/page") == 0)
                 }
@@ -276,7 +302,9 @@ struct ProxyInterceptionTests {
         try await TestOrigin.with(tls: originTLS) { origin in
             let body = Data((0..<(900 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
             origin.route("/video.webm") { _ in
-                TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v\"")], body: body)
+                TestOrigin.Response(
+                    headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v\"")],
+                    body: body)
             }
             try await Self.withInterceptingProxy(trusting: originTLS.authority) { _, client, _ in
                 let url = origin.url("/video.webm").absoluteString
@@ -302,11 +330,14 @@ struct ProxyInterceptionTests {
         defer { temporary.remove() }
         let network = AsyncHTTPClientOrigin()
         let cache = try HTTPCache(
-            configuration: HTTPCache.Configuration(store: CacheStore.Configuration(directory: temporary.url), rules: .shared),
+            configuration: HTTPCache.Configuration(
+                store: CacheStore.Configuration(directory: temporary.url), rules: .shared),
             origin: network)
         var configuration = ProxyConfiguration(host: "0.0.0.0", port: 0)
         configuration.tlsInterception = try TLSInterception(authority: try CertificateAuthority.make())
-        let error = await #expect(throws: ProxyConfigurationError.self) { try await CachingProxy(cache: cache, configuration: configuration).run() }
+        let error = await #expect(throws: ProxyConfigurationError.self) {
+            try await CachingProxy(cache: cache, configuration: configuration).run()
+        }
         #expect(error?.description.contains("--intercept-host") == true)
         try await network.shutdown()
     }

@@ -10,7 +10,9 @@ struct ProxyOfflineTests {
     /// A `no-cache` page and a `must-revalidate` script, both stored, then the origin gone.
     static func storeThenStop(_ origin: TestOrigin, port: Int, forward: Bool) async throws -> (String, String) {
         origin.route("/page") { _ in .text("<p>page</p>", headers: [("Cache-Control", "no-cache"), ("ETag", "\"p\"")]) }
-        origin.route("/app.js") { _ in .text("js", headers: [("Cache-Control", "max-age=0, must-revalidate"), ("ETag", "\"j\"")]) }
+        origin.route("/app.js") { _ in
+            .text("js", headers: [("Cache-Control", "max-age=0, must-revalidate"), ("ETag", "\"j\"")])
+        }
         func request(_ path: String) -> String {
             let target = forward ? origin.url(path).absoluteString : path
             return "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
@@ -21,12 +23,15 @@ struct ProxyOfflineTests {
         return (request("/page"), request("/app.js"))
     }
 
-    @Test("forward mode (personal posture): no-cache and must-revalidate answers open offline at once, twice without trying the origin")
+    @Test(
+        "forward mode (personal posture): no-cache and must-revalidate answers open offline at once, twice without trying the origin"
+    )
     func forwardOffline() async throws {
         let origin = TestOrigin()
         try await origin.start()
         try await ProxyTests.withProxy(
-            origin, reverse: false, allowed: ["127.0.0.1"], connectTimeout: .seconds(10), adjust: { $0.offlinePosture = .personal }
+            origin, reverse: false, allowed: ["127.0.0.1"], connectTimeout: .seconds(10),
+            adjust: { $0.offlinePosture = .personal }
         ) { port, _ in
             let (page, script) = try await Self.storeThenStop(origin, port: port, forward: true)
             let start = ContinuousClock.now
@@ -39,7 +44,8 @@ struct ProxyOfflineTests {
             #expect(js.hasPrefix("HTTP/1.1 200") && js.hasSuffix("js"))
             let again = try await RawHTTPClient.exchange(port: port, page)
             #expect(again.hasPrefix("HTTP/1.1 200"))
-            let metrics = try await RawHTTPClient.exchange(port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let metrics = try await RawHTTPClient.exchange(
+                port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(metrics.contains("webcache_unreachable_origins 1"))
             #expect(metrics.contains("webcache_unreachable_skips_total 2"))
         }
@@ -65,21 +71,28 @@ struct ProxyOfflineTests {
         try await origin.start()
         let hold = Locked(false)
         origin.route("/slow") { _ in
-            var response = TestOrigin.Response.text("slow page", headers: [("Cache-Control", "no-cache"), ("ETag", "\"s\"")])
+            var response = TestOrigin.Response.text(
+                "slow page", headers: [("Cache-Control", "no-cache"), ("ETag", "\"s\"")])
             if hold.withLock({ $0 }) { response.delay = .seconds(4) }
             return response
         }
         try await withCleanup({ try? await origin.stop() }) {
             try await ProxyTests.withProxy(
                 origin, reverse: false, allowed: ["127.0.0.1"],
-                adjust: { $0.offlinePosture = .personal; $0.networkTimeout = .milliseconds(300) }
+                adjust: {
+                    $0.offlinePosture = .personal
+                    $0.networkTimeout = .milliseconds(300)
+                }
             ) { port, _ in
-                let request = "GET \(origin.url("/slow").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                let request =
+                    "GET \(origin.url("/slow").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
                 #expect(try await RawHTTPClient.exchange(port: port, request).hasSuffix("slow page"))
                 hold.withLock { $0 = true }
                 let start = ContinuousClock.now
                 let late = try await RawHTTPClient.exchange(port: port, request)
-                #expect(late.hasPrefix("HTTP/1.1 200") && late.contains("detail=network-timeout") && late.hasSuffix("slow page"))
+                #expect(
+                    late.hasPrefix("HTTP/1.1 200") && late.contains("detail=network-timeout")
+                        && late.hasSuffix("slow page"))
                 #expect(ContinuousClock.now - start < .milliseconds(2500))
             }
         }

@@ -3,27 +3,35 @@ import Foundation
 import NIOCore
 import Testing
 import WebCache
+import WebCacheNIO
 import WebCacheProxy
 import WebCacheStore
 import WebCacheTestSupport
-import WebCacheNIO
 
 @Suite("The caching proxy: limits, metrics, shutdown", .serialized)
 struct ProxyOperationsTests {
-    @Test("oversized heads get 431, oversized bodies 413, quiet connections are closed, and past the connection limit 503")
+    @Test(
+        "oversized heads get 431, oversized bodies 413, quiet connections are closed, and past the connection limit 503"
+    )
     func limits() async throws {
         try await TestOrigin.with { origin in
             origin.route("/ok") { _ in .text("ok") }
-            try await ProxyTests.withProxy(origin, configure: {
-                $0.maximumHeaderSize = 1024
-                $0.maximumRequestBodySize = 100
-                $0.idleTimeout = .milliseconds(300)
-                $0.maximumConnections = 2
-            }) { port, _ in
-                let bigHead = "GET /ok HTTP/1.1\r\nHost: x\r\nX-Filler: \(String(repeating: "a", count: 2000))\r\nConnection: close\r\n\r\n"
+            try await ProxyTests.withProxy(
+                origin,
+                configure: {
+                    $0.maximumHeaderSize = 1024
+                    $0.maximumRequestBodySize = 100
+                    $0.idleTimeout = .milliseconds(300)
+                    $0.maximumConnections = 2
+                }
+            ) { port, _ in
+                let bigHead =
+                    "GET /ok HTTP/1.1\r\nHost: x\r\nX-Filler: \(String(repeating: "a", count: 2000))\r\nConnection: close\r\n\r\n"
                 let answer1 = try await RawHTTPClient.exchange(port: port, bigHead)
                 #expect(answer1.hasPrefix("HTTP/1.1 431"))
-                let bigBody = "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\nConnection: close\r\n\r\n" + String(repeating: "b", count: 200)
+                let bigBody =
+                    "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\nConnection: close\r\n\r\n"
+                    + String(repeating: "b", count: 200)
                 let answer2 = try await RawHTTPClient.exchange(port: port, bigBody)
                 #expect(answer2.hasPrefix("HTTP/1.1 413"))
                 #expect(origin.count("/ok") == 0)
@@ -44,7 +52,8 @@ struct ProxyOperationsTests {
                     RawHTTPClient.close(second)
                 }
                 try await Task.sleep(for: .milliseconds(50))
-                let refused = try await RawHTTPClient.exchange(port: port, "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let refused = try await RawHTTPClient.exchange(
+                    port: port, "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 #expect(refused.hasPrefix("HTTP/1.1 503"))
             }
         }
@@ -84,8 +93,10 @@ struct ProxyOperationsTests {
             defer { directory.remove() }
             let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
             let cache = try HTTPCache(
-                configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: network)
-            let proxy = CachingProxy(cache: cache, configuration: ProxyConfiguration(port: 0, upstream: origin.url("/")))
+                configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared),
+                origin: network)
+            let proxy = CachingProxy(
+                cache: cache, configuration: ProxyConfiguration(port: 0, upstream: origin.url("/")))
             let serving = Task { try await proxy.run() }
             let proxyPort = try await ProxyTests.boundPort(of: proxy)
             let inFlight = Task {

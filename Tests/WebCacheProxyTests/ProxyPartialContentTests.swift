@@ -20,7 +20,8 @@ struct ProxyPartialContentTests {
                 return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: body)
             }
             fields[.contentRange] = piece.contentRange
-            return OriginResponse(head: HTTPResponse(status: .partialContent, headerFields: fields), body: body.subdata(in: piece.range))
+            return OriginResponse(
+                head: HTTPResponse(status: .partialContent, headerFields: fields), body: body.subdata(in: piece.range))
         }
     }
 
@@ -34,7 +35,9 @@ struct ProxyPartialContentTests {
             try await connection.send("GET /p HTTP/1.1\r\nHost: x\r\nRange: bytes=2-5\r\n\r\n")
             let inside = try await connection.responses(2).responses
             let hit = try #require(inside.last)
-            #expect(hit.status == 206 && hit.field("Content-Range") == "bytes 2-5/100" && hit.body == Array(Self.body[2..<6]))
+            #expect(
+                hit.status == 206 && hit.field("Content-Range") == "bytes 2-5/100"
+                    && hit.body == Array(Self.body[2..<6]))
             #expect(hit.field("Cache-Status")?.contains("hit") == true)
             #expect(server.origin.total == 1)
 
@@ -46,7 +49,9 @@ struct ProxyPartialContentTests {
             await server.cache.waitForBackgroundWork()
             try await connection.send("GET /p HTTP/1.1\r\nHost: x\r\nRange: bytes=90-\r\n\r\n")
             let tail = try #require(try await connection.responses(4).responses.last)
-            #expect(tail.status == 206 && tail.body == Array(Self.body[90...]) && tail.field("Cache-Status")?.contains("hit") == true)
+            #expect(
+                tail.status == 206 && tail.body == Array(Self.body[90...])
+                    && tail.field("Cache-Status")?.contains("hit") == true)
             #expect(server.origin.total == 2)
             await connection.close()
         }

@@ -4,7 +4,9 @@ import WebCacheTestSupport
 
 @Suite("The caching proxy: repeated answers to the same request", .serialized)
 struct ProxyReplayTests {
-    @Test("the same request gets the same fresh answer until the entry or its Age changes; different requests are told apart")
+    @Test(
+        "the same request gets the same fresh answer until the entry or its Age changes; different requests are told apart"
+    )
     func replayCache() async throws {
         try await TestOrigin.with { origin in
             let version = Counter()
@@ -22,7 +24,9 @@ struct ProxyReplayTests {
                 #expect(miss.hasSuffix("\r\n\r\nv1") && miss.contains("fwd=uri-miss"))
                 for _ in 0..<3 {
                     let hit = try await send("GET /item HTTP/1.1\r\n")
-                    #expect(hit.hasSuffix("\r\n\r\nv1") && hit.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(hit)")
+                    #expect(
+                        hit.hasSuffix("\r\n\r\nv1")
+                            && hit.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(hit)")
                 }
                 let head = try await send("HEAD /item HTTP/1.1\r\n")
                 #expect(head.hasSuffix("\r\n\r\n") && head.contains("Content-Length: 2\r\n"))
@@ -58,7 +62,8 @@ struct ProxyReplayTests {
             origin.route("/large") { request in
                 if request.method == "PUT" { return .text("updated") }
                 let current = version.next()
-                return .init(headers: [("Cache-Control", "max-age=600")], body: Self.patternedBody(size: size, version: current))
+                return .init(
+                    headers: [("Cache-Control", "max-age=600")], body: Self.patternedBody(size: size, version: current))
             }
             let cacheDirectory = try TemporaryDirectory()
             defer { cacheDirectory.remove() }
@@ -88,11 +93,14 @@ struct ProxyReplayTests {
 
                 clock.advance(1.1)
                 let older = try await RawHTTPClient.exchange(port: port, request)
-                #expect((older.firstLine(containing: "Age: ").flatMap { Int($0.dropFirst(5)) } ?? 0) >= 1, "a new head as the Age moves on")
+                #expect(
+                    (older.firstLine(containing: "Age: ").flatMap { Int($0.dropFirst(5)) } ?? 0) >= 1,
+                    "a new head as the Age moves on")
                 #expect(body(of: older) == Substring(expected))
 
                 let update = try await RawHTTPClient.exchange(
-                    port: port, "PUT /large HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnew")
+                    port: port, "PUT /large HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nnew"
+                )
                 #expect(update.hasPrefix("HTTP/1.1 200"))
                 let updated = String(decoding: Self.patternedBody(size: size, version: 2), as: UTF8.self)
                 for _ in 0..<2 {

@@ -12,13 +12,16 @@ struct ProxyStreamingTests {
             let body = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
             let rest = OriginGate()
             origin.route("/big") { _ in
-                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")], body: body)
+                var response = TestOrigin.Response(
+                    headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/octet-stream")],
+                    body: body)
                 response.pauseAfter = 256 << 10
                 response.pauseUntil = rest
                 return response
             }
             try await ProxyTests.withProxy(origin) { port, client in
-                let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(20))
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(20))
                 var received = Data()
                 for try await chunk in response.body {
                     // The origin holds the rest back until the client has some of the body:
@@ -27,7 +30,8 @@ struct ProxyStreamingTests {
                     received.append(contentsOf: chunk.readableBytesView)
                 }
                 #expect(received == body)
-                let again = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(10))
+                let again = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/big"), timeout: .seconds(10))
                 #expect(again.headers.first(name: "Cache-Status")?.hasPrefix("WebCache; hit") == true)
                 let bytes = try await again.body.collect(upTo: 4 << 20)
                 #expect(Data(bytes.readableBytesView) == body)
@@ -72,10 +76,12 @@ struct ProxyStreamingTests {
                 // in time and the answer comes back, or the connection is closed at once.
                 let start = ContinuousClock.now
                 let halfClosed = try await RawHTTPClient.exchange(
-                    port: port, connect + "GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", halfClose: true)
+                    port: port, connect + "GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                    halfClose: true)
                 #expect(ContinuousClock.now - start < .seconds(5))
                 #expect(halfClosed.isEmpty || halfClosed.hasPrefix("HTTP/1.1 200 Connection Established"))
-                let elsewhere = "CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                let elsewhere =
+                    "CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
                 let answer1 = try await RawHTTPClient.exchange(port: port, elsewhere)
                 #expect(answer1.hasPrefix("HTTP/1.1 403"))
                 let closedPort = "CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -87,7 +93,8 @@ struct ProxyStreamingTests {
             }
             #expect(origin.count("/secret") == 1)
             try await ProxyTests.withProxy(origin) { port, _ in
-                let connect = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                let connect =
+                    "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
                 let answer4 = try await RawHTTPClient.exchange(port: port, connect)
                 #expect(answer4.hasPrefix("HTTP/1.1 405"))
             }

@@ -3,8 +3,10 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import Testing
 import WebCache
+import WebCacheNIO
 import WebCacheProxy
 import WebCacheStore
 import WebCacheTestSupport
@@ -15,7 +17,8 @@ struct ProxyTests {
     /// With a `clock`, the cache reads the time from it (ages, freshness, replays), so that a
     /// test moves time on instead of sleeping.
     static func withProxy(
-        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil, connectTimeout: Duration = .seconds(1),
+        _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil,
+        connectTimeout: Duration = .seconds(1),
         clock: TestClock? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
@@ -25,11 +28,13 @@ struct ProxyTests {
         defer { temporary.remove() }
         let directory = cacheDirectory ?? temporary.url
         let network = try SwiftNIOOrigin(connectTimeout: connectTimeout, timeout: .seconds(3))
-        var cacheConfiguration = HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory), rules: .shared)
+        var cacheConfiguration = HTTPCache.Configuration(
+            store: CacheStore.Configuration(directory: directory), rules: .shared)
         if let clock { cacheConfiguration.now = { clock.now } }
         adjust(&cacheConfiguration)
         let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)
-        var configuration = ProxyConfiguration(port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
+        var configuration = ProxyConfiguration(
+            port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
         configure(&configuration)
         let proxy = CachingProxy(cache: cache, configuration: configuration)
         let serving = Task { try await proxy.run() }
@@ -61,7 +66,9 @@ struct ProxyTests {
         return try #require(proxy.port, "the proxy did not start listening")
     }
 
-    static func get(_ client: HTTPClient, _ url: String, method: NIOHTTP1Method = .GET, body: String? = nil) async throws -> (HTTPClientResponse, String) {
+    static func get(_ client: HTTPClient, _ url: String, method: NIOHTTP1Method = .GET, body: String? = nil)
+        async throws -> (HTTPClientResponse, String)
+    {
         var request = HTTPClientRequest(url: url)
         request.method = method
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
@@ -100,13 +107,15 @@ struct ProxyTests {
         try await TestOrigin.with { origin in
             origin.route("/f") { _ in .text("forwarded", headers: [("Cache-Control", "max-age=600")]) }
             try await Self.withProxy(origin, reverse: false, allowed: ["127.0.0.1"]) { port, _ in
-                let request = "GET \(origin.url("/f").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
+                let request =
+                    "GET \(origin.url("/f").absoluteString) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n"
                 let first = try await RawHTTPClient.exchange(port: port, request)
                 #expect(first.hasPrefix("HTTP/1.1 200") && first.hasSuffix("forwarded"))
                 let second = try await RawHTTPClient.exchange(port: port, request)
                 #expect(second.contains("Cache-Status: WebCache; hit"))
                 #expect(origin.count("/f") == 1)
-                let elsewhere = "GET http://localhost:\(origin.port)/f HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                let elsewhere =
+                    "GET http://localhost:\(origin.port)/f HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
                 #expect(try await RawHTTPClient.exchange(port: port, elsewhere).hasPrefix("HTTP/1.1 403"))
                 let relative = "GET /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
                 #expect(try await RawHTTPClient.exchange(port: port, relative).hasPrefix("HTTP/1.1 400"))
@@ -120,7 +129,8 @@ struct ProxyTests {
             try await Self.withProxy(origin) { port, _ in
                 let garbage = try await RawHTTPClient.exchange(port: port, "THIS IS NOT HTTP\r\n\r\n")
                 #expect(garbage.hasPrefix("HTTP/1.1 400"))
-                let badHeader = try await RawHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n")
+                let badHeader = try await RawHTTPClient.exchange(
+                    port: port, "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n")
                 #expect(badHeader.hasPrefix("HTTP/1.1 400"))
             }
         }
@@ -139,5 +149,3 @@ struct ProxyTests {
 }
 
 typealias NIOHTTP1Method = NIOHTTP1.HTTPMethod
-import NIOHTTP1
-import WebCacheNIO

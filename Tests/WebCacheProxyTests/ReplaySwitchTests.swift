@@ -5,7 +5,9 @@ import WebCacheTestSupport
 
 @Suite("Answer replay (the byte-identical shortcut) can be turned off")
 struct ReplaySwitchTests {
-    @Test("the same head four times: hits either way; an answer is kept only when replaysAnswers is on", arguments: [true, false])
+    @Test(
+        "the same head four times: hits either way; an answer is kept only when replaysAnswers is on",
+        arguments: [true, false])
     func sameHeadReplayed(replays: Bool) async throws {
         try await SocketlessProxy.with(configure: { $0.replaysAnswers = replays }) { server in
             let connection = try await server.connect()

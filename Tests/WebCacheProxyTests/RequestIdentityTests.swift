@@ -18,7 +18,12 @@ struct RequestIdentityTests {
         #expect(base != identity("/a?q=1", [("Accept", "*/*"), ("Host", "example.com")]))
         #expect(base != identity("/a?q=1", [("host", "example.com"), ("Accept", "*/*")]))
         #expect(base != identity("/a?q=1", [("Host", "example.com")]))
-        #expect(base != RequestIdentity(head: HTTPRequestHead(version: .http1_0, method: .GET, uri: "/a?q=1", headers: HTTPHeaders([("Host", "example.com"), ("Accept", "*/*")]))))
+        #expect(
+            base
+                != RequestIdentity(
+                    head: HTTPRequestHead(
+                        version: .http1_0, method: .GET, uri: "/a?q=1",
+                        headers: HTTPHeaders([("Host", "example.com"), ("Accept", "*/*")]))))
     }
 
     @Test("canonically equivalent but different bytes are different requests")
@@ -38,6 +43,8 @@ struct RequestIdentityTests {
         targets[ByteExactText("/cafe\u{301}")] = 2
         #expect(targets.count == 2)
         #expect(targets[ByteExactText("/caf\u{E9}")] == 1 && targets[ByteExactText("/cafe\u{301}")] == 2)
-        #expect(ByteExactText.sameBytes("", "") && !ByteExactText.sameBytes("a", "b") && !ByteExactText.sameBytes("ab", "a"))
+        #expect(
+            ByteExactText.sameBytes("", "") && !ByteExactText.sameBytes("a", "b") && !ByteExactText.sameBytes("ab", "a")
+        )
     }
 }

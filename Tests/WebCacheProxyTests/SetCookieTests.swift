@@ -8,9 +8,13 @@ import WebCacheYAML
 struct SetCookieTests {
     /// Two requests through a reverse proxy for a fresh response that sets a cookie: what each
     /// client saw and how often the origin was asked.
-    static func exchange(_ handling: CachePolicy.SetCookieHandling) async throws -> (first: String?, second: String?, fetches: Int) {
+    static func exchange(_ handling: CachePolicy.SetCookieHandling) async throws -> (
+        first: String?, second: String?, fetches: Int
+    ) {
         try await TestOrigin.with { origin in
-            origin.route("/page") { _ in .text("page", headers: [("Cache-Control", "max-age=600"), ("Set-Cookie", "session=alice")]) }
+            origin.route("/page") { _ in
+                .text("page", headers: [("Cache-Control", "max-age=600"), ("Set-Cookie", "session=alice")])
+            }
             var seen: (String?, String?) = (nil, nil)
             try await ProxyTests.withProxy(origin, adjust: { $0.policy.sharedSetCookie = handling }) { port, client in
                 let (first, _) = try await ProxyTests.get(client, "http://127.0.0.1:\(port)/page")

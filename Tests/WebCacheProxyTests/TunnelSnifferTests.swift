@@ -11,17 +11,21 @@ struct TunnelSnifferTests {
         final class Seen: ChannelInboundHandler {
             typealias InboundIn = ByteBuffer
             var bytes = ""
-            func channelRead(context: ChannelHandlerContext, data: NIOAny) { bytes += String(buffer: unwrapInboundIn(data)) }
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+                bytes += String(buffer: unwrapInboundIn(data))
+            }
         }
         var passedThrough = false
         var intercepted = false
         let plain = EmbeddedChannel()
         let seen = Seen()
-        let sniffer = TunnelSniffer(intercept: { _ in intercepted = true }, passThrough: { context, sniffer in
-            passedThrough = true
-            try? context.pipeline.syncOperations.addHandler(seen, position: .after(sniffer))
-            sniffer.release(context: context)
-        })
+        let sniffer = TunnelSniffer(
+            intercept: { _ in intercepted = true },
+            passThrough: { context, sniffer in
+                passedThrough = true
+                try? context.pipeline.syncOperations.addHandler(seen, position: .after(sniffer))
+                sniffer.release(context: context)
+            })
         try plain.pipeline.syncOperations.addHandler(sniffer)
         try plain.writeInbound(ByteBuffer(string: "SSH-2.0-client\r\n"))
         #expect(passedThrough && !intercepted)
@@ -29,7 +33,8 @@ struct TunnelSnifferTests {
 
         passedThrough = false
         let tls = EmbeddedChannel()
-        try tls.pipeline.syncOperations.addHandler(TunnelSniffer(intercept: { _ in intercepted = true }, passThrough: { _, _ in passedThrough = true }))
+        try tls.pipeline.syncOperations.addHandler(
+            TunnelSniffer(intercept: { _ in intercepted = true }, passThrough: { _, _ in passedThrough = true }))
         try tls.writeInbound(ByteBuffer(bytes: [0x16, 0x03, 0x01, 0x00, 0x05]))
         #expect(intercepted && !passedThrough)
         _ = try? plain.finish()

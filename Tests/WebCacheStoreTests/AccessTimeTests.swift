@@ -6,7 +6,9 @@ import WebCacheTestSupport
 
 @Suite("Access times")
 struct AccessTimeTests {
-    @Test("recording hits never waits for the index: batches are written on the store's own queue, and every access reaches the index")
+    @Test(
+        "recording hits never waits for the index: batches are written on the store's own queue, and every access reaches the index"
+    )
     func batchesOffTheCallersThread() async throws {
         try await TemporaryDirectory.with { directory in
             let clock = TestClock()

@@ -17,7 +17,9 @@ struct ConcurrencyTests {
                     group.addTask {
                         for round in 0..<40 {
                             let url = urls[(writer * 7 + round) % urls.count]
-                            try store.store(Entries.make(url), body: Entries.body(round % 2 == 0 ? 3000 : 30_000, seed: UInt8(round % 5)))
+                            try store.store(
+                                Entries.make(url),
+                                body: Entries.body(round % 2 == 0 ? 3000 : 30_000, seed: UInt8(round % 5)))
                         }
                         return 0
                     }
@@ -33,7 +35,9 @@ struct ConcurrencyTests {
                                     #expect(body.count == entry.bodySize)
                                     #expect([3000, 30_000].contains(body.count))
                                     reads += 1
-                                } catch let error as StoreError where error.code == .corruptBody || error.code == .ioFailure {
+                                } catch let error as StoreError
+                                    where error.code == .corruptBody || error.code == .ioFailure
+                                {
                                     // The entry was replaced between lookup and read: its file is gone
                                     // (or its row), a miss. A body of the wrong length or checksum would
                                     // be a torn read: that must never happen.
@@ -62,7 +66,9 @@ struct ConcurrencyTests {
                 for (index, store) in [first, second].enumerated() {
                     group.addTask {
                         for round in 0..<50 {
-                            try store.store(Entries.make("https://example.com/s\(index)/\(round % 10)"), body: Entries.body(20_000, seed: UInt8(round)))
+                            try store.store(
+                                Entries.make("https://example.com/s\(index)/\(round % 10)"),
+                                body: Entries.body(20_000, seed: UInt8(round)))
                             _ = try store.lookup(Entries.key("https://example.com/s\(1 - index)/\(round % 10)"))
                         }
                     }

@@ -37,7 +37,9 @@ struct EvictionTests {
             let store = try CacheStore(configuration: .test(directory, clock: clock, disk: 10_000))
             for index in 0..<3 {
                 clock.advance(1)
-                try store.store(Entries.make("https://example.com/page/\(index)", group: "page", pinned: true), body: Entries.body(2000))
+                try store.store(
+                    Entries.make("https://example.com/page/\(index)", group: "page", pinned: true),
+                    body: Entries.body(2000))
             }
             for index in 0..<5 {
                 clock.advance(1)
@@ -68,7 +70,10 @@ struct EvictionTests {
     func removals() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
-            let urls = ["https://a.test/x", "https://a.test/api/1", "https://a.test/api/2", "https://b.test/y", "https://b.test/z"]
+            let urls = [
+                "https://a.test/x", "https://a.test/api/1", "https://a.test/api/2", "https://b.test/y",
+                "https://b.test/z",
+            ]
             for (index, url) in urls.enumerated() {
                 try store.store(Entries.make(url, discardAfter: Fixtures.at(index * 100)), body: Entries.body(3000))
             }
@@ -89,12 +94,17 @@ struct EvictionTests {
             let bob = try CacheStore(configuration: .test(directory, namespace: "bob"))
             try alice.store(Entries.make("https://example.com/same"), body: Entries.body(5000, seed: 1))
             try bob.store(Entries.make("https://example.com/same"), body: Entries.body(5000, seed: 2))
-            #expect(try alice.readBody(alice.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 1))
-            #expect(try bob.readBody(bob.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 2))
+            #expect(
+                try alice.readBody(alice.lookup(Entries.key("https://example.com/same"))[0])
+                    == Entries.body(5000, seed: 1))
+            #expect(
+                try bob.readBody(bob.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 2))
             #expect(try alice.removeAll() == 1)
             #expect(try alice.lookup(Entries.key("https://example.com/same")).isEmpty)
             let bobAgain = try CacheStore(configuration: .test(directory, namespace: "bob", memory: 0))
-            #expect(try bobAgain.readBody(bobAgain.lookup(Entries.key("https://example.com/same"))[0]) == Entries.body(5000, seed: 2))
+            #expect(
+                try bobAgain.readBody(bobAgain.lookup(Entries.key("https://example.com/same"))[0])
+                    == Entries.body(5000, seed: 2))
             #expect(try bobAgain.statistics().entries == 1)
         }
     }
@@ -109,7 +119,10 @@ struct EvictionTests {
             let stats = try store.statistics()
             #expect(stats.entries == 3)
             #expect(stats.diskBytes == 1300)
-            #expect(stats.hosts == [.init(host: "b.test", entries: 1, bytes: 1000), .init(host: "a.test", entries: 2, bytes: 300)])
+            #expect(
+                stats.hosts == [
+                    .init(host: "b.test", entries: 1, bytes: 1000), .init(host: "a.test", entries: 2, bytes: 300),
+                ])
         }
     }
 }

@@ -1,15 +1,16 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import HTTPCaching
 import Testing
 import WebCacheTestSupport
 
 @testable import WebCacheStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 @Suite("Group commit: new entries share transactions")
 struct GroupCommitTests {
@@ -32,7 +33,9 @@ struct GroupCommitTests {
         }
     }
 
-    @Test("rows that arrive while a transaction is under way go into the next one together, each caller gets its own result")
+    @Test(
+        "rows that arrive while a transaction is under way go into the next one together, each caller gets its own result"
+    )
     func rowsArrivingDuringATransactionShareTheNext() async throws {
         let commit = GroupCommit<Int, Int>(label: "test.group-commit")
         let writer = GatedWriter()
@@ -106,7 +109,8 @@ struct GroupCommitTests {
         #expect(writer.batches.withLock { $0 } == [[5], [6]])
     }
 
-    @Test("many misses stored at once: every entry is in the index under its own id, in fewer transactions than entries")
+    @Test(
+        "many misses stored at once: every entry is in the index under its own id, in fewer transactions than entries")
     func manyConcurrentCommits() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
@@ -127,7 +131,9 @@ struct GroupCommitTests {
             for (index, url) in urls.enumerated() {
                 let found = try store.lookupInIndex(Entries.key(url))
                 #expect(found.count == 1)
-                #expect(try found.first.map(store.readBody) == Entries.body(index % 3 == 0 ? 40_000 : 500, seed: UInt8(index % 200)))
+                #expect(
+                    try found.first.map(store.readBody)
+                        == Entries.body(index % 3 == 0 ? 40_000 : 500, seed: UInt8(index % 200)))
             }
             #expect(store.newRows.batchesWritten < urls.count)
         }
@@ -140,7 +146,8 @@ struct GroupCommitTests {
             let now = Date()
             func row(_ url: String, body: Data?) -> EntryRow {
                 var row = store.makeRow(
-                    Entries.make(url), key: Entries.key(url), varyKey: "", body: .data(Data("x".utf8)), size: 1, now: now)
+                    Entries.make(url), key: Entries.key(url), varyKey: "", body: .data(Data("x".utf8)), size: 1,
+                    now: now)
                 row.bodyInline = body  // nil breaks the schema's "a body inline or in a file"
                 return row
             }

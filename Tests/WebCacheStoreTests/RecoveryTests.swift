@@ -103,7 +103,8 @@ struct RecoveryTests {
         try await TemporaryDirectory.with { directory in
             let (_, file) = try storeOne(directory)
             let first = try CacheStore(configuration: .test(directory))
-            let temporary = file.deletingLastPathComponent().appendingPathComponent("0123456789abcdef-1111111111111111.tmp")
+            let temporary = file.deletingLastPathComponent().appendingPathComponent(
+                "0123456789abcdef-1111111111111111.tmp")
             try Data("in flight".utf8).write(to: temporary)
             let second = try CacheStore(configuration: .test(directory))
             #expect(FileManager.default.fileExists(atPath: temporary.path))
@@ -175,7 +176,9 @@ struct RecoveryTests {
             #expect(throws: StoreError.self) { try writer.commit() }
             #expect(try store.readBody(store.lookup(Entries.key("https://example.com/old"))[0]) == Entries.body(50_000))
             // The entry being replaced keeps its previous body.
-            #expect(try store.readBody(store.lookup(Entries.key("https://example.com/victim"))[0]) == Entries.body(40_000, seed: 1))
+            #expect(
+                try store.readBody(store.lookup(Entries.key("https://example.com/victim"))[0])
+                    == Entries.body(40_000, seed: 1))
             #expect(bodyFiles(in: directory).allSatisfy { $0.pathExtension == "body" })
             #expect(bodyFiles(in: directory).count == 2)
         }

@@ -12,7 +12,10 @@ struct StoreRoundTripTests {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             let body = Entries.body(size)
-            let entry = try #require(try store.store(Entries.make("https://example.com/a?x=1", headers: ["Cache-Control: max-age=60", "ETag: \"v1\""]), body: body))
+            let entry = try #require(
+                try store.store(
+                    Entries.make("https://example.com/a?x=1", headers: ["Cache-Control: max-age=60", "ETag: \"v1\""]),
+                    body: body))
             #expect(entry.bodySize == size)
             let found = try store.lookup(Entries.key("https://example.com/a?x=1"))
             #expect(found.count == 1)
@@ -45,13 +48,20 @@ struct StoreRoundTripTests {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             let url = "https://example.com/v"
-            try store.store(Entries.make(url, vary: ["Accept-Language"], request: ["Accept-Language: en", "Authorization: secret"]), body: Data("en".utf8))
-            try store.store(Entries.make(url, vary: ["Accept-Language"], request: ["Accept-Language: de"]), body: Data("de".utf8))
-            try store.store(Entries.make(url, vary: ["Accept-Language"], request: ["Accept-Language: de"]), body: Data("de2".utf8))
+            try store.store(
+                Entries.make(
+                    url, vary: ["Accept-Language"], request: ["Accept-Language: en", "Authorization: secret"]),
+                body: Data("en".utf8))
+            try store.store(
+                Entries.make(url, vary: ["Accept-Language"], request: ["Accept-Language: de"]), body: Data("de".utf8))
+            try store.store(
+                Entries.make(url, vary: ["Accept-Language"], request: ["Accept-Language: de"]), body: Data("de2".utf8))
             let variants = try store.lookup(Entries.key(url))
             #expect(variants.count == 2)
             let rules = CacheRules.private
-            let german = try #require(rules.selectVariant(from: variants.map(\.stored), for: Fixtures.request(.get, url, ["Accept-Language: de"])))
+            let german = try #require(
+                rules.selectVariant(
+                    from: variants.map(\.stored), for: Fixtures.request(.get, url, ["Accept-Language: de"])))
             let entry = try #require(variants.first { $0.stored == german })
             #expect(try store.readBody(entry) == Data("de2".utf8))
             let english = try #require(variants.first { $0.varyKey.contains("en") })
@@ -66,10 +76,13 @@ struct StoreRoundTripTests {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             let url = "https://example.com/h"
-            let entry = try #require(try store.store(Entries.make(url, headers: ["Cache-Control: max-age=1", "ETag: \"e\""]), body: Entries.body(5000)))
+            let entry = try #require(
+                try store.store(
+                    Entries.make(url, headers: ["Cache-Control: max-age=1", "ETag: \"e\""]), body: Entries.body(5000)))
             let rules = CacheRules.private
-            let refreshed = rules.updating(entry.stored, with: Fixtures.response(304, ["Cache-Control: max-age=600", "ETag: \"e\""]),
-                                           requestTime: Fixtures.at(100), responseTime: Fixtures.at(100))
+            let refreshed = rules.updating(
+                entry.stored, with: Fixtures.response(304, ["Cache-Control: max-age=600", "ETag: \"e\""]),
+                requestTime: Fixtures.at(100), responseTime: Fixtures.at(100))
             try store.updateHead(of: entry, with: refreshed)
             let found = try #require(try store.lookup(Entries.key(url)).first)
             #expect(found.stored.response.headerFields[.cacheControl] == "max-age=600")
@@ -141,12 +154,21 @@ struct BatchStoreTests {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             try store.store(Entries.make("https://example.com/b/0"), body: Data("old".utf8))
-            let items = (0..<10).map { (entry: Entries.make("https://example.com/b/\($0)"), body: Entries.body($0 == 9 ? 5000 : 100, seed: UInt8($0))) }
+            let items = (0..<10).map {
+                (
+                    entry: Entries.make("https://example.com/b/\($0)"),
+                    body: Entries.body($0 == 9 ? 5000 : 100, seed: UInt8($0))
+                )
+            }
             let stored = try store.storeBatch(items)
             #expect(stored.count == 10)
             #expect(try store.statistics().entries == 10)
-            #expect(try store.readBody(store.lookup(Entries.key("https://example.com/b/0"))[0]) == Entries.body(100, seed: 0))
-            #expect(try store.readBody(store.lookup(Entries.key("https://example.com/b/9"))[0]) == Entries.body(5000, seed: 9))
+            #expect(
+                try store.readBody(store.lookup(Entries.key("https://example.com/b/0"))[0])
+                    == Entries.body(100, seed: 0))
+            #expect(
+                try store.readBody(store.lookup(Entries.key("https://example.com/b/9"))[0])
+                    == Entries.body(5000, seed: 9))
             #expect(bodyFiles(in: directory).count == 1)
         }
     }

@@ -5,7 +5,10 @@ import WebCacheStore
 import WebCacheTestSupport
 
 extension CacheStore.Configuration {
-    static func test(_ directory: URL, namespace: String = "default", clock: TestClock? = nil, memory: Int = 1 << 20, disk: Int = 64 << 20) -> Self {
+    static func test(
+        _ directory: URL, namespace: String = "default", clock: TestClock? = nil, memory: Int = 1 << 20,
+        disk: Int = 64 << 20
+    ) -> Self {
         var configuration = CacheStore.Configuration(
             directory: directory, namespace: namespace, memoryCapacity: memory, diskCapacity: disk,
             maximumEntrySize: 8 << 20, inlineBodyLimit: 1024)
@@ -15,7 +18,10 @@ extension CacheStore.Configuration {
 }
 
 enum Entries {
-    static func make(_ url: String, vary: [String] = [], request: [String] = [], headers: [String] = ["Cache-Control: max-age=60"], group: String? = nil, pinned: Bool = false, discardAfter: Date? = nil) -> NewEntry {
+    static func make(
+        _ url: String, vary: [String] = [], request: [String] = [], headers: [String] = ["Cache-Control: max-age=60"],
+        group: String? = nil, pinned: Bool = false, discardAfter: Date? = nil
+    ) -> NewEntry {
         let response = Fixtures.response(200, headers + (vary.isEmpty ? [] : ["Vary: \(vary.joined(separator: ", "))"]))
         let stored = StoredResponse(
             request: Fixtures.request(.get, url, request), response: response,
@@ -29,4 +35,3 @@ enum Entries {
 
     static func key(_ url: String) -> CacheKey { CacheKey(url: URL(string: url)!)! }
 }
-

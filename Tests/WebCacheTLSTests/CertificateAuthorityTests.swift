@@ -10,13 +10,17 @@ import X509
 
 @Suite("The local certificate authority and minted certificates")
 struct CertificateAuthorityTests {
-    @Test("made on first use in a 0700 folder with a 0600 key; loaded again unchanged; refused once others can read the key")
+    @Test(
+        "made on first use in a 0700 folder with a 0600 key; loaded again unchanged; refused once others can read the key"
+    )
     func filesAndPermissions() throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }
         let folder = temporary.url.appendingPathComponent("ca")
         let made = try CertificateAuthority.load(orCreateIn: folder)
-        let attributes = { (path: String) in try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
+        let attributes = { (path: String) in
+            try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        }
         #expect(try attributes(folder.path) == 0o700)
         #expect(try attributes(folder.appendingPathComponent("ca-key.pem").path) == 0o600)
         #expect(made.certificateFile == folder.appendingPathComponent("ca.pem"))
@@ -38,7 +42,9 @@ struct CertificateAuthorityTests {
         #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.load(orCreateIn: folder) }
         chmod(folder.appendingPathComponent("ca-key.pem").path, 0o600)
         chmod(folder.path, 0o755)
-        let refusal = #expect(throws: CertificateAuthorityError.self) { try CertificateAuthority.load(orCreateIn: folder) }
+        let refusal = #expect(throws: CertificateAuthorityError.self) {
+            try CertificateAuthority.load(orCreateIn: folder)
+        }
         #expect(refusal?.description.contains("open to other users") == true)
     }
 
@@ -52,10 +58,14 @@ struct CertificateAuthorityTests {
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
         #expect(made.count == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.url.path) == ["ca"], "no staging folder left behind")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary.url.path) == ["ca"],
+            "no staging folder left behind")
     }
 
-    @Test("a leaf per host: the host as its name (an address as an IP name), serverAuth, about 180 days, issued by the authority")
+    @Test(
+        "a leaf per host: the host as its name (an address as an IP name), serverAuth, about 180 days, issued by the authority"
+    )
     func minting() throws {
         let authority = try CertificateAuthority.make()
         let certificates = try InterceptionCertificates(authority: authority)
@@ -66,14 +76,20 @@ struct CertificateAuthorityTests {
         #expect(try named.extensions.basicConstraints == .notCertificateAuthority)
         let days = named.notValidAfter.timeIntervalSince(Date()) / 86_400
         #expect(days > 179 && days < 181)
-        #expect(try named.extensions.authorityKeyIdentifier?.keyIdentifier == authority.certificate.extensions.subjectKeyIdentifier?.keyIdentifier)
+        #expect(
+            try named.extensions.authorityKeyIdentifier?.keyIdentifier
+                == authority.certificate.extensions.subjectKeyIdentifier?.keyIdentifier)
         // Signed by the authority's key.
         #expect(authority.certificate.publicKey.isValidSignature(named.signature, for: named))
 
         let address = try certificates.issuedCertificate(for: "127.0.0.1")
-        #expect(try address.extensions.subjectAlternativeNames == SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]))
+        #expect(
+            try address.extensions.subjectAlternativeNames
+                == SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]))
         let v6 = try certificates.issuedCertificate(for: "[::1]")
-        #expect(try v6.extensions.subjectAlternativeNames?.first == .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))))
+        #expect(
+            try v6.extensions.subjectAlternativeNames?.first
+                == .ipAddress(ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 15) + [1]))))
     }
 
     @Test("clients asking for one new host at once share one mint; the table keeps the most recent hosts")
@@ -82,17 +98,24 @@ struct CertificateAuthorityTests {
         let group = MultiThreadedEventLoopGroup.singleton
         let contexts = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { tasks in
             for _ in 0..<16 {
-                tasks.addTask { ObjectIdentifier(try await certificates.serverContext(for: "shared.example", on: group.next()).get()) }
+                tasks.addTask {
+                    ObjectIdentifier(
+                        try await certificates.serverContext(for: "shared.example", on: group.next()).get())
+                }
             }
             return try await tasks.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
         }
         #expect(contexts.count == 1)
         #expect(certificates.minted == 1)
-        for index in 0..<50 { _ = try await certificates.serverContext(for: "host\(index).example", on: group.next()).get() }
+        for index in 0..<50 {
+            _ = try await certificates.serverContext(for: "host\(index).example", on: group.next()).get()
+        }
         #expect(certificates.count <= 20)
     }
 
-    @Test("a certificate names a host by its DNS names only: exact, or a wildcard for one label; an IP address name never")
+    @Test(
+        "a certificate names a host by its DNS names only: exact, or a wildcard for one label; an IP address name never"
+    )
     func namesByDNS() throws {
         let authority = try CertificateAuthority.make()
         let key = P256.Signing.PrivateKey()

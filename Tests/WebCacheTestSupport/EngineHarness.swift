@@ -2,8 +2,8 @@ import Foundation
 import HTTPCaching
 import HTTPTypes
 import WebCache
-import WebCacheStore
 import WebCacheAsyncHTTPClient
+import WebCacheStore
 
 /// For engine tests: an origin, a cache in a temporary directory and a clock; `run` tears all of it down.
 public struct EngineHarness: Sendable {
@@ -34,7 +34,8 @@ public struct EngineHarness: Sendable {
         adjust(&configuration)
         do {
             let cache = try HTTPCache(configuration: configuration, origin: network)
-            try await body(EngineHarness(origin: origin, cache: cache, clock: clock, network: network, directory: directory.url))
+            try await body(
+                EngineHarness(origin: origin, cache: cache, clock: clock, network: network, directory: directory.url))
             await cache.waitForBackgroundWork()
         } catch {
             try? await network.shutdown()
@@ -48,12 +49,17 @@ public struct EngineHarness: Sendable {
     }
 
     /// GETs `path` from the origin through the cache.
-    public func get(_ path: String, _ headers: [String] = [], mode: RequestMode = .default, follow: Bool = false) async throws -> CacheResponse {
-        try await cache.response(for: Fixtures.request(.get, origin.url(path).absoluteString, headers), mode: mode, followRedirects: follow)
+    public func get(_ path: String, _ headers: [String] = [], mode: RequestMode = .default, follow: Bool = false)
+        async throws -> CacheResponse
+    {
+        try await cache.response(
+            for: Fixtures.request(.get, origin.url(path).absoluteString, headers), mode: mode, followRedirects: follow)
     }
 
     /// Sends `method` for `path` through the cache.
-    public func send(_ method: HTTPRequest.Method, _ path: String, body: Data? = nil, _ headers: [String] = []) async throws -> CacheResponse {
+    public func send(_ method: HTTPRequest.Method, _ path: String, body: Data? = nil, _ headers: [String] = [])
+        async throws -> CacheResponse
+    {
         try await cache.response(for: Fixtures.request(method, origin.url(path).absoluteString, headers), body: body)
     }
 }

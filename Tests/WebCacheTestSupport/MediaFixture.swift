@@ -5,18 +5,21 @@ import Foundation
 public enum MediaFixture {
     /// 200,000 letters, each depending on its position (ASCII, so a raw exchange reads it back
     /// byte for byte).
-    public static let media = Data((0..<200_000).map { (position: Int) -> UInt8 in
-        let mixed: Int = position &* 7 &+ (position >> 8)
-        return UInt8(65 + mixed % 26)
-    })
+    public static let media = Data(
+        (0..<200_000).map { (position: Int) -> UInt8 in
+            let mixed: Int = position &* 7 &+ (position >> 8)
+            return UInt8(65 + mixed % 26)
+        })
 
     /// Serves ``media`` at `/clip.webm` on `origin`: fresh for ten minutes, with an `ETag` and a
     /// `Last-Modified`; the origin itself ignores `Range`.
     public static func route(_ origin: TestOrigin) {
         origin.route("/clip.webm") { _ in
             TestOrigin.Response(
-                headers: [("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"clip-1\""),
-                    ("Last-Modified", "Fri, 20 Nov 2026 12:00:00 GMT")],
+                headers: [
+                    ("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"clip-1\""),
+                    ("Last-Modified", "Fri, 20 Nov 2026 12:00:00 GMT"),
+                ],
                 body: media)
         }
     }
@@ -25,9 +28,16 @@ public enum MediaFixture {
     /// per request, as media servers do) and says so with `Accept-Ranges: bytes`.
     public static func routeRanged(_ origin: TestOrigin) {
         origin.route("/ranged.webm") { request in
-            let headers = [("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"r1\""), ("Accept-Ranges", "bytes")]
-            guard let piece = rangedPiece(of: media, for: request.header("Range")) else { return TestOrigin.Response(headers: headers, body: media) }
-            return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: media.subdata(in: piece.range))
+            let headers = [
+                ("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"r1\""),
+                ("Accept-Ranges", "bytes"),
+            ]
+            guard let piece = rangedPiece(of: media, for: request.header("Range")) else {
+                return TestOrigin.Response(headers: headers, body: media)
+            }
+            return TestOrigin.Response(
+                status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                body: media.subdata(in: piece.range))
         }
     }
 }

@@ -13,10 +13,13 @@ public enum RawHTTPClient {
     /// Runs the blocking exchange on its own thread, so that the cooperative thread pool (two
     /// threads on a 2-core machine) stays free for the server under test.
     /// With `halfClose`, the client shuts its sending side after the request, as some clients do.
-    public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10, halfClose: Bool = false) async throws -> String {
+    public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10, halfClose: Bool = false)
+        async throws -> String
+    {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose) })
+                continuation.resume(
+                    with: Result { try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose) })
             }
             thread.start()
         }
@@ -88,7 +91,8 @@ public enum RawHTTPClient {
         #endif
     }
 
-    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval, halfClose: Bool) throws -> String {
+    static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval, halfClose: Bool) throws -> String
+    {
         let fd = try connected(port: port, timeout: timeout)
         defer { _ = closeDescriptor(fd) }
         let bytes = Array(request.utf8)
@@ -123,7 +127,9 @@ public enum RawHTTPClient {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             _ = closeDescriptor(fd)

@@ -9,7 +9,10 @@ public final class ScriptedOrigin: OriginFetching, @unchecked Sendable {
     public init() {}
 
     /// What the next fetches do: refuse the connection, or answer 200 with this text.
-    public enum Behaviour: Sendable { case refuse, answer(String, cacheControl: String) }
+    public enum Behaviour: Sendable {
+        case refuse
+        case answer(String, cacheControl: String)
+    }
     private let lock = NSLock()
     private var behaviour = Behaviour.refuse
     private var attemptCount = 0
@@ -27,7 +30,9 @@ public final class ScriptedOrigin: OriginFetching, @unchecked Sendable {
         }
         switch behaviour {
         case .refuse:
-            throw OriginError(.unreachable, "cannot connect to \(request.url?.host ?? "?"): connection refused", connectionFailed: true)
+            throw OriginError(
+                .unreachable, "cannot connect to \(request.url?.host ?? "?"): connection refused",
+                connectionFailed: true)
         case .answer(let text, let cacheControl):
             var head = HTTPResponse(status: .ok)
             head.headerFields[.cacheControl] = cacheControl

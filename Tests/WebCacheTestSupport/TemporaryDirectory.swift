@@ -27,6 +27,9 @@ public struct TemporaryDirectory: Sendable {
 
 /// The body files (and leftover temporary files) of the cache store in `directory`.
 public func bodyFiles(in directory: URL) -> [URL] {
-    let enumerator = FileManager.default.enumerator(at: directory.appendingPathComponent("bodies"), includingPropertiesForKeys: nil)
-    return (enumerator?.allObjects as? [URL] ?? []).filter { !$0.hasDirectoryPath && ($0.pathExtension == "body" || $0.pathExtension == "tmp") }
+    let enumerator = FileManager.default.enumerator(
+        at: directory.appendingPathComponent("bodies"), includingPropertiesForKeys: nil)
+    return (enumerator?.allObjects as? [URL] ?? []).filter {
+        !$0.hasDirectoryPath && ($0.pathExtension == "body" || $0.pathExtension == "tmp")
+    }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import NIOPosix
+import NIOSSL
 
 /// A real HTTP/1.1 origin server on 127.0.0.1 for end-to-end tests: routes by path, records
 /// every request, and can answer late, fail, or hang up. Stop it with ``stop()``.
@@ -55,7 +55,10 @@ public final class TestOrigin: @unchecked Sendable {
         public var interim: [(status: Int, headers: [(String, String)])] = []
 
         /// Creates a response.
-        public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero, hangUp: Bool = false) {
+        public init(
+            status: Int = 200, headers: [(String, String)] = [], body: Data = Data(), delay: Duration = .zero,
+            hangUp: Bool = false
+        ) {
             self.status = status
             self.headers = headers
             self.body = body
@@ -113,7 +116,9 @@ public final class TestOrigin: @unchecked Sendable {
             .childChannelInitializer { [self] channel in
                 channels.track(channel)
                 return channel.eventLoop.makeCompletedFuture {
-                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: self))
                 }
@@ -183,12 +188,15 @@ private final class OriginHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             let request = TestOrigin.Request(
-                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) }, body: body)
+                method: head.method.rawValue, target: head.uri, headers: head.headers.map { ($0.name, $0.value) },
+                body: body)
             let response = origin.handle(request)
             let keepAlive = head.isKeepAlive
             if response.delay > .zero {
                 let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                let nanoseconds = response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000
+                let nanoseconds =
+                    response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds
+                    / 1_000_000_000
                 context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
                     let (handler, context) = bound.value
                     handler.write(response, keepAlive: keepAlive, context: context)
@@ -205,22 +213,30 @@ private final class OriginHandler: ChannelInboundHandler {
             return
         }
         var headers = HTTPHeaders(response.headers)
-        if !response.chunked && !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: String(response.body.count)) }
+        if !response.chunked && !headers.contains(name: "Content-Length") {
+            headers.add(name: "Content-Length", value: String(response.body.count))
+        }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
         for interim in response.interim {
             let status = HTTPResponseStatus(statusCode: interim.status)
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(interim.headers)))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(interim.headers)))),
+                promise: nil)
         }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let cutAfter = response.cutAfter, cutAfter < response.body.count {
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(cutAfter))))))
-                .whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(cutAfter)))))
+            )
+            .whenComplete { _ in channel.close(promise: nil) }
             return
         }
         if let pauseAfter = response.pauseAfter, pauseAfter < response.body.count {
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(pauseAfter))))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(pauseAfter))))), promise: nil)
             var remainder = response
             remainder.body = response.body.dropFirst(pauseAfter)
             remainder.pauseAfter = nil
@@ -237,7 +253,9 @@ private final class OriginHandler: ChannelInboundHandler {
                 }
                 return
             }
-            let nanoseconds = response.pause.components.seconds * 1_000_000_000 + response.pause.components.attoseconds / 1_000_000_000
+            let nanoseconds =
+                response.pause.components.seconds * 1_000_000_000 + response.pause.components.attoseconds
+                / 1_000_000_000
             context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
                 let (handler, context) = bound.value
                 handler.writeBody(rest, keepAlive: keepAlive, context: context)

@@ -46,7 +46,12 @@ public final class UpgradeEchoServer: Sendable {
                 guard let end = head.range(of: "\r\n\r\n") else { return }
                 upgraded = true
                 text = String(head[end.upperBound...])
-                context.write(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")), promise: nil)
+                context.write(
+                    wrapOutboundOut(
+                        ByteBuffer(
+                            string:
+                                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+                    ), promise: nil)
             }
             if !text.isEmpty { context.write(wrapOutboundOut(ByteBuffer(string: "echo:" + text)), promise: nil) }
             context.flush()

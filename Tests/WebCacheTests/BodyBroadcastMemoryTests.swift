@@ -12,14 +12,20 @@ struct BodyBroadcastMemoryTests {
     static func entry(_ url: String) -> NewEntry {
         var response = HTTPResponse(status: .ok)
         response.headerFields[.cacheControl] = "max-age=60"
-        return NewEntry(stored: StoredResponse(
-            request: HTTPRequest(method: .get, url: URL(string: url)!), response: response, requestTime: Date(), responseTime: Date()))
+        return NewEntry(
+            stored: StoredResponse(
+                request: HTTPRequest(method: .get, url: URL(string: url)!), response: response, requestTime: Date(),
+                responseTime: Date()))
     }
 
     /// 2 MiB in 64 KiB chunks with a varying pattern, so that a chunk read from the wrong place shows.
-    static let chunks: [Data] = (0..<32).map { index in Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 7) }) }
+    static let chunks: [Data] = (0..<32).map { index in
+        Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 7) })
+    }
 
-    @Test("stored: memory stays within the budget however long the body; readers early, late and after the file is gone get it whole")
+    @Test(
+        "stored: memory stays within the budget however long the body; readers early, late and after the file is gone get it whole"
+    )
     func storedBodyStaysWithinBudget() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .init(directory: directory))
@@ -56,7 +62,9 @@ struct BodyBroadcastMemoryTests {
         }
     }
 
-    @Test("not stored: past the budget the body goes to a spill file; memory stays within the budget and every reader gets it whole")
+    @Test(
+        "not stored: past the budget the body goes to a spill file; memory stays within the budget and every reader gets it whole"
+    )
     func unstoredBodySpills() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .init(directory: directory))
@@ -103,7 +111,8 @@ struct BodyBroadcastMemoryTests {
         }
     }
 
-    @Test("no file to lean on (none given, or none can be made): every chunk stays in memory, as a collected body would")
+    @Test(
+        "no file to lean on (none given, or none can be made): every chunk stays in memory, as a collected body would")
     func noFileStaysInMemory() async throws {
         for failingSpill in [false, true] {
             let body = BodyBroadcast()
@@ -131,16 +140,20 @@ struct BodyBroadcastMemoryTests {
 struct LargeUnstoredBodyTests {
     static let large = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 16) })
 
-    @Test("no-store, and too large to store: streamed whole and intact through the spill file; nothing is stored", arguments: ["no-store", "max-age=600"])
+    @Test(
+        "no-store, and too large to store: streamed whole and intact through the spill file; nothing is stored",
+        arguments: ["no-store", "max-age=600"])
     func streamedWhole(cacheControl: String) async throws {
         try await EngineHarness.run(adjust: { $0.store.maximumEntrySize = 1 << 20 }) { h in
             h.origin.route("/large") { _ in
-                TestOrigin.Response(headers: [("Cache-Control", cacheControl), ("Content-Type", "video/webm")], body: Self.large)
+                TestOrigin.Response(
+                    headers: [("Cache-Control", cacheControl), ("Content-Type", "video/webm")], body: Self.large)
             }
             let url = h.origin.url("/large").absoluteString
             let response = try await h.cache.streamingResponse(for: Fixtures.request(.get, url))
             #expect(try await response.body.collect() == Self.large)
-            #expect(try await response.body.collect() == Self.large, "a second reading starts again from the first byte")
+            #expect(
+                try await response.body.collect() == Self.large, "a second reading starts again from the first byte")
             let again = try await h.get("/large")
             #expect(again.body == Self.large)
             #expect(!again.isFromCache)
@@ -149,7 +162,8 @@ struct LargeUnstoredBodyTests {
         }
     }
 
-    @Test("storing fails half-way (a full disk): the rest of the body goes to a spill file and reaches the client intact")
+    @Test(
+        "storing fails half-way (a full disk): the rest of the body goes to a spill file and reaches the client intact")
     func storingFailsHalfWay() async throws {
         try await EngineHarness.run(adjust: { configuration in
             configuration.store.writeFault = { written in if written > 600_000 { throw POSIXError(.ENOSPC) } }
@@ -157,7 +171,8 @@ struct LargeUnstoredBodyTests {
             h.origin.route("/large") { _ in
                 TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.large)
             }
-            let response = try await h.cache.streamingResponse(for: Fixtures.request(.get, h.origin.url("/large").absoluteString))
+            let response = try await h.cache.streamingResponse(
+                for: Fixtures.request(.get, h.origin.url("/large").absoluteString))
             #expect(try await response.body.collect() == Self.large)
             #expect(Self.spillFolders(in: h.directory).count == 1)
         }

@@ -23,24 +23,32 @@ struct CollapsingTests {
         try await EngineHarness.run(rules: .shared) { h in
             let calls = Locked(0)
             h.origin.route("/r") { _ in
-                let call = calls.withLock { count -> Int in count += 1; return count }
-                var response = TestOrigin.Response.text("answer \(call)", headers: fields.map { line in
-                    let colon = line.firstIndex(of: ":")!
-                    return (String(line[..<colon]), String(line[line.index(colon, offsetBy: 2)...]))
-                })
+                let call = calls.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                var response = TestOrigin.Response.text(
+                    "answer \(call)",
+                    headers: fields.map { line in
+                        let colon = line.firstIndex(of: ":")!
+                        return (String(line[..<colon]), String(line[line.index(colon, offsetBy: 2)...]))
+                    })
                 response.delay = .milliseconds(500)
                 return response
             }
             let first = Task { try await h.get("/r", ["User-Agent: first"]) }
             // The second is sent once the origin has the first, while its answer is held back.
             for _ in 0..<200 where h.origin.count("/r") == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            let second = try await h.get("/r", ["User-Agent: \(fields.contains("Vary: User-Agent") ? "second" : "first")"])
+            let second = try await h.get(
+                "/r", ["User-Agent: \(fields.contains("Vary: User-Agent") ? "second" : "first")"])
             let firstAnswer = try await first.value
             #expect(firstAnswer.text == "answer 1")
             #expect(second.text == (shares ? "answer 1" : "answer 2"))
             #expect(h.origin.count("/r") == (shares ? 1 : 2))
             if let hidden {
-                #expect(second.head.headerFields[HTTPField.Name(hidden)!] == nil, "the second request saw the first's \(hidden)")
+                #expect(
+                    second.head.headerFields[HTTPField.Name(hidden)!] == nil,
+                    "the second request saw the first's \(hidden)")
                 #expect(firstAnswer.head.headerFields[HTTPField.Name(hidden)!] != nil)
             }
         }

@@ -48,7 +48,8 @@ struct ModesAndOfflineTests {
     func revalidateMode() async throws {
         try await EngineHarness.run { h in
             h.origin.route("/rv") { request in
-                request.header("If-None-Match") == "\"rv\"" ? .init(status: 304) : .text("rv", headers: [("Cache-Control", "max-age=600"), ("ETag", "\"rv\"")])
+                request.header("If-None-Match") == "\"rv\""
+                    ? .init(status: 304) : .text("rv", headers: [("Cache-Control", "max-age=600"), ("ETag", "\"rv\"")])
             }
             _ = try await h.get("/rv")
             let validated = try await h.get("/rv", mode: .revalidate)
@@ -61,7 +62,9 @@ struct ModesAndOfflineTests {
     func offlineStale() async throws {
         try await EngineHarness.run(policy: CachePolicy(offlineMaxStale: 3600)) { h in
             h.origin.route("/o") { _ in .text("page", headers: [("Cache-Control", "max-age=10")]) }
-            h.origin.route("/nc") { _ in .text("no-cache page", headers: [("Cache-Control", "no-cache"), ("ETag", "\"n\"")]) }
+            h.origin.route("/nc") { _ in
+                .text("no-cache page", headers: [("Cache-Control", "no-cache"), ("ETag", "\"n\"")])
+            }
             _ = try await h.get("/o")
             _ = try await h.get("/nc")
             try await h.origin.stop()
@@ -107,7 +110,9 @@ struct ModesAndOfflineTests {
     func redirects() async throws {
         try await EngineHarness.run { h in
             h.origin.route("/old") { _ in .init(status: 301, headers: [("Location", "/middle")]) }
-            h.origin.route("/middle") { _ in .init(status: 302, headers: [("Location", "/new"), ("Cache-Control", "max-age=600")]) }
+            h.origin.route("/middle") { _ in
+                .init(status: 302, headers: [("Location", "/new"), ("Cache-Control", "max-age=600")])
+            }
             h.origin.route("/temp") { _ in .init(status: 302, headers: [("Location", "/new")]) }
             h.origin.route("/new") { _ in .text("arrived", headers: [("Cache-Control", "max-age=600")]) }
             let online = try await h.get("/old", follow: true)
@@ -128,7 +133,9 @@ struct ModesAndOfflineTests {
     func staleWhileRevalidate() async throws {
         try await EngineHarness.run { h in
             let version = Counter()
-            h.origin.route("/swr") { _ in .text("v\(version.next())", headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")]) }
+            h.origin.route("/swr") { _ in
+                .text("v\(version.next())", headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")])
+            }
             _ = try await h.get("/swr")
             h.clock.advance(5)
             let stale = try await h.get("/swr")
@@ -145,7 +152,9 @@ struct ModesAndOfflineTests {
         try await EngineHarness.run { h in
             let failing = Counter()
             h.origin.route("/sie") { _ in
-                failing.next() == 1 ? .text("good", headers: [("Cache-Control", "max-age=1, stale-if-error=600")]) : .text("down", status: 503)
+                failing.next() == 1
+                    ? .text("good", headers: [("Cache-Control", "max-age=1, stale-if-error=600")])
+                    : .text("down", status: 503)
             }
             _ = try await h.get("/sie")
             h.clock.advance(10)

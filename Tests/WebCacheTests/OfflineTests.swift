@@ -48,7 +48,9 @@ struct OfflineTests {
         }
     }
 
-    @Test("an origin that accepts and answers too late: the stored copy after the network timeout, the next requests at once, the store refreshed when the answer comes")
+    @Test(
+        "an origin that accepts and answers too late: the stored copy after the network timeout, the next requests at once, the store refreshed when the answer comes"
+    )
     func silentOrigin() async throws {
         let policy = CachePolicy(networkTimeout: 0.5)
         try await EngineHarness.run(policy: policy) { h in
@@ -56,7 +58,8 @@ struct OfflineTests {
             let slow = Locked(false)
             for path in ["/page", "/style.css"] {
                 h.origin.route(path) { _ in
-                    var response = TestOrigin.Response.text("\(path) version \(version.withLock { $0 })", headers: [("Cache-Control", "no-cache")])
+                    var response = TestOrigin.Response.text(
+                        "\(path) version \(version.withLock { $0 })", headers: [("Cache-Control", "no-cache")])
                     if slow.withLock({ $0 }) { response.delay = .seconds(3) }
                     return response
                 }
@@ -73,7 +76,8 @@ struct OfflineTests {
             // While that exchange is out, the origin's other stored responses do not wait.
             var other: CacheResponse?
             let otherElapsed = try await secondsTaken { other = try await h.get("/style.css") }
-            #expect(other?.text == "/style.css version 1" && other?.statusLine.contains("detail=network-timeout") == true)
+            #expect(
+                other?.text == "/style.css version 1" && other?.statusLine.contains("detail=network-timeout") == true)
             #expect(otherElapsed < 1.5, "the second request waited \(otherElapsed) s")
             #expect(h.origin.count("/style.css") == 1)
             #expect(h.cache.counters.networkTimeouts == 2)
@@ -94,7 +98,9 @@ struct OfflineTests {
         try await silent.start()
         try await withCleanup({ try? await silent.stop() }) {
             try await EngineHarness.run(policy: CachePolicy(networkTimeout: 0.3)) { h in
-                h.origin.route("/page") { _ in .text("kept", headers: [("Cache-Control", "max-age=1"), ("ETag", "\"k\"")]) }
+                h.origin.route("/page") { _ in
+                    .text("kept", headers: [("Cache-Control", "max-age=1"), ("ETag", "\"k\"")])
+                }
                 _ = try await h.get("/page")
                 // The same stored response, now asked of an origin that only accepts connections.
                 let key = try #require(CacheKey(url: h.origin.url("/page")))
@@ -104,7 +110,9 @@ struct OfflineTests {
                 _ = try h.cache.store.store(NewEntry(stored: stored), body: Data("kept".utf8))
                 h.clock.advance(10)
                 var answer: CacheResponse?
-                let elapsed = try await secondsTaken { answer = try await h.cache.response(for: HTTPRequest(method: .get, url: silent.url("/page"))) }
+                let elapsed = try await secondsTaken {
+                    answer = try await h.cache.response(for: HTTPRequest(method: .get, url: silent.url("/page")))
+                }
                 #expect(answer?.text == "kept")
                 #expect(answer?.statusLine.contains("detail=network-timeout") == true)
                 #expect(elapsed < 3)
@@ -119,7 +127,8 @@ struct OfflineTests {
         try await EngineHarness.run(policy: CachePolicy(networkTimeout: 0.3)) { h in
             let hang = Locked(false)
             h.origin.route("/doc") { _ in
-                var response = TestOrigin.Response.text(String(repeating: "x", count: 4000), headers: [("Cache-Control", "max-age=1")])
+                var response = TestOrigin.Response.text(
+                    String(repeating: "x", count: 4000), headers: [("Cache-Control", "max-age=1")])
                 if hang.withLock({ $0 }) {
                     response.pauseAfter = 100
                     response.pause = .seconds(4)
@@ -141,7 +150,8 @@ struct OfflineTests {
         "offline, a personal cache serves what RFC 9111 would validate; a shared one does not",
         arguments: [
             ("no-cache", HTTPCache.OfflinePosture.personal, true), ("must-revalidate, max-age=1", .personal, true),
-            ("s-maxage=1", .personal, true), ("no-cache", .shared, false), ("must-revalidate, max-age=1", .shared, false),
+            ("s-maxage=1", .personal, true), ("no-cache", .shared, false),
+            ("must-revalidate, max-age=1", .shared, false),
             ("s-maxage=1", .shared, false), ("max-age=1", .shared, true),
         ])
     func posture(cacheControl: String, posture: HTTPCache.OfflinePosture, served: Bool) async throws {
@@ -163,10 +173,14 @@ struct OfflineTests {
     func manifestHeldUnderStrictPolicy() async throws {
         try await EngineHarness.run(policy: CachePolicy(offlineMaxStale: 3600, offlineStrict: true)) { h in
             h.origin.route("/held") { _ in .text("held", headers: [("Cache-Control", "no-cache"), ("ETag", "\"h\"")]) }
-            h.origin.route("/loose") { _ in .text("loose", headers: [("Cache-Control", "no-cache"), ("ETag", "\"l\"")]) }
+            h.origin.route("/loose") { _ in .text("loose", headers: [("Cache-Control", "no-cache"), ("ETag", "\"l\"")])
+            }
             _ = try await h.get("/held")
             _ = try await h.get("/loose")
-            try h.cache.store.save(PageManifest(name: h.origin.url("/held").absoluteString, resources: [h.origin.url("/held")], isComplete: true, createdAt: h.clock.now))
+            try h.cache.store.save(
+                PageManifest(
+                    name: h.origin.url("/held").absoluteString, resources: [h.origin.url("/held")], isComplete: true,
+                    createdAt: h.clock.now))
             try await h.origin.stop()
             h.clock.advance(60)
             #expect(try await h.get("/held").text == "held")
@@ -182,8 +196,13 @@ struct OfflineTests {
             let calls = Locked(0)
             for path in ["/flaky", "/form"] {
                 h.origin.route(path) { _ in
-                    let call = calls.withLock { count -> Int in count += 1; return count }
-                    return call % 2 == 1 ? TestOrigin.Response(hangUp: true) : .text("answered", headers: [("Cache-Control", "max-age=60")])
+                    let call = calls.withLock { count -> Int in
+                        count += 1
+                        return count
+                    }
+                    return call % 2 == 1
+                        ? TestOrigin.Response(hangUp: true)
+                        : .text("answered", headers: [("Cache-Control", "max-age=60")])
                 }
             }
             let answer = try await h.get("/flaky")

@@ -13,13 +13,21 @@ struct PartialContentTests {
     /// `/data.bin`: 200,000 bytes, ranges answered one at a time, with the entity tag `tag` gives.
     static func routeRanged(_ origin: TestOrigin, tag: @escaping @Sendable () -> String = { "\"d1\"" }) {
         origin.route("/data.bin") { request in
-            let headers = [("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=600"), ("ETag", tag())]
-            guard let piece = rangedPiece(of: body, for: request.header("Range")) else { return TestOrigin.Response(headers: headers, body: body) }
-            return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: body.subdata(in: piece.range))
+            let headers = [
+                ("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=600"), ("ETag", tag()),
+            ]
+            guard let piece = rangedPiece(of: body, for: request.header("Range")) else {
+                return TestOrigin.Response(headers: headers, body: body)
+            }
+            return TestOrigin.Response(
+                status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                body: body.subdata(in: piece.range))
         }
     }
 
-    @Test("a 206 is stored as a part; ranges within it are hits; a range past it goes to the origin as sent, and the parts combine")
+    @Test(
+        "a 206 is stored as a part; ranges within it are hits; a range past it goes to the origin as sent, and the parts combine"
+    )
     func storedAndCombined() async throws {
         try await EngineHarness.run(rules: .shared) { h in
             Self.routeRanged(h.origin)
@@ -45,7 +53,9 @@ struct PartialContentTests {
         }
     }
 
-    @Test("a full GET of a stored prefix asks the origin for the rest only (with If-Range), answers 200 whole, and stores it whole")
+    @Test(
+        "a full GET of a stored prefix asks the origin for the rest only (with If-Range), answers 200 whole, and stores it whole"
+    )
     func prefixCompleted() async throws {
         try await EngineHarness.run(rules: .shared) { h in
             Self.routeRanged(h.origin)
@@ -53,7 +63,8 @@ struct PartialContentTests {
             await h.cache.waitForBackgroundWork()
             let whole = try await h.get("/data.bin")
             #expect(whole.head.status.code == 200 && whole.body == Self.body)
-            #expect(whole.head.headerFields[.contentRange] == nil && whole.head.headerFields[.contentLength] == "200000")
+            #expect(
+                whole.head.headerFields[.contentRange] == nil && whole.head.headerFields[.contentLength] == "200000")
             #expect(whole.cacheStatus.forward == .partial)
             let asked = h.origin.requests(to: "/data.bin").last
             #expect(asked?.header("Range") == "bytes=1000-")
@@ -71,10 +82,14 @@ struct PartialContentTests {
             let honoursRange = NIOLockedValueBox(true)
             h.origin.route("/switch.bin") { request in
                 let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"w1\"")]
-                guard honoursRange.withLockedValue({ $0 }), let piece = rangedPiece(of: Self.body, for: request.header("Range")) else {
+                guard honoursRange.withLockedValue({ $0 }),
+                    let piece = rangedPiece(of: Self.body, for: request.header("Range"))
+                else {
                     return TestOrigin.Response(headers: headers, body: Self.body)
                 }
-                return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: Self.body.subdata(in: piece.range))
+                return TestOrigin.Response(
+                    status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                    body: Self.body.subdata(in: piece.range))
             }
             _ = try await h.get("/switch.bin", ["Range: bytes=0-999"])
             await h.cache.waitForBackgroundWork()
@@ -97,7 +112,9 @@ struct PartialContentTests {
                 guard let piece = rangedPiece(of: Self.body, for: request.header("Range")) else {
                     return TestOrigin.Response(headers: headers, body: Self.body)
                 }
-                return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: Self.body.subdata(in: piece.range))
+                return TestOrigin.Response(
+                    status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                    body: Self.body.subdata(in: piece.range))
             }
             _ = try await h.get("/plain.bin", ["Range: bytes=0-999"])
             await h.cache.waitForBackgroundWork()
@@ -110,11 +127,15 @@ struct PartialContentTests {
         }
     }
 
-    @Test("a part whose Content-Range disagrees with its body is not stored (the conformance suite's 4-9/10 over five bytes)")
+    @Test(
+        "a part whose Content-Range disagrees with its body is not stored (the conformance suite's 4-9/10 over five bytes)"
+    )
     func inconsistentPartNotStored() async throws {
         try await EngineHarness.run(rules: .shared) { h in
             h.origin.route("/odd") { _ in
-                TestOrigin.Response(status: 206, headers: [("Cache-Control", "max-age=600"), ("Content-Range", "bytes 4-9/10")], body: Data("01234".utf8))
+                TestOrigin.Response(
+                    status: 206, headers: [("Cache-Control", "max-age=600"), ("Content-Range", "bytes 4-9/10")],
+                    body: Data("01234".utf8))
             }
             _ = try? await h.get("/odd", ["Range: bytes=-5"])
             await h.cache.waitForBackgroundWork()
@@ -141,27 +162,37 @@ struct PartialContentTests {
         }
     }
 
-    @Test("a 200 cut short is kept as the part that arrived, never served as complete, and completed by the next full GET")
+    @Test(
+        "a 200 cut short is kept as the part that arrived, never served as complete, and completed by the next full GET"
+    )
     func cutOffKept() async throws {
         try await EngineHarness.run(rules: .shared) { h in
             let calls = NIOLockedValueBox(0)
             h.origin.route("/cut.bin") { request in
                 let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"c1\"")]
-                let call = calls.withLockedValue { $0 += 1; return $0 }
+                let call = calls.withLockedValue {
+                    $0 += 1
+                    return $0
+                }
                 if call == 1 {
-                    var response = TestOrigin.Response(headers: headers + [("Content-Length", "200000")], body: Self.body)
+                    var response = TestOrigin.Response(
+                        headers: headers + [("Content-Length", "200000")], body: Self.body)
                     response.cutAfter = 50_000
                     return response
                 }
                 guard let piece = rangedPiece(of: Self.body, for: request.header("Range")) else {
                     return TestOrigin.Response(headers: headers, body: Self.body)
                 }
-                return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: Self.body.subdata(in: piece.range))
+                return TestOrigin.Response(
+                    status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                    body: Self.body.subdata(in: piece.range))
             }
             await #expect(throws: (any Error).self) { _ = try await h.get("/cut.bin") }
             await h.cache.waitForBackgroundWork()
             let inside = try await h.get("/cut.bin", ["Range: bytes=0-99"])
-            #expect(inside.isFromCache && inside.body == Self.body.subdata(in: 0..<100), "the first 100 bytes arrived and were kept")
+            #expect(
+                inside.isFromCache && inside.body == Self.body.subdata(in: 0..<100),
+                "the first 100 bytes arrived and were kept")
             let whole = try await h.get("/cut.bin")
             #expect(whole.head.status.code == 200 && whole.body == Self.body)
             let rest = try #require(h.origin.requests(to: "/cut.bin").last?.header("Range"))
@@ -178,7 +209,9 @@ struct PartialContentTests {
             h.origin.route("/slow.bin") { request in
                 let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"s1\"")]
                 if let piece = rangedPiece(of: big, for: request.header("Range")) {
-                    return TestOrigin.Response(status: 206, headers: headers + [("Content-Range", piece.contentRange)], body: big.subdata(in: piece.range))
+                    return TestOrigin.Response(
+                        status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                        body: big.subdata(in: piece.range))
                 }
                 var response = TestOrigin.Response(headers: headers, body: big)
                 response.pauseAfter = 100_000

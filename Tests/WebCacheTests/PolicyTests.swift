@@ -13,7 +13,9 @@ struct PolicyTests {
     func ttlOverride() async throws {
         let policy = CachePolicy(lifetimes: [.init(urlPatterns: ["*/static/*"], ttl: 3600)])
         try await EngineHarness.run(policy: policy) { h in
-            h.origin.route("/static/app.js") { _ in .text("js", headers: [("Cache-Control", "max-age=0"), ("Content-Type", "application/javascript")]) }
+            h.origin.route("/static/app.js") { _ in
+                .text("js", headers: [("Cache-Control", "max-age=0"), ("Content-Type", "application/javascript")])
+            }
             _ = try await h.get("/static/app.js")
             h.clock.advance(1800)
             let hit = try await h.get("/static/app.js")
@@ -47,8 +49,12 @@ struct PolicyTests {
             .init(contentTypes: ["image/"], ttl: 60),
         ])
         try await EngineHarness.run(policy: policy) { h in
-            h.origin.route("/s.css") { _ in .init(status: 200, headers: [("Content-Type", "text/css")], body: Data("a{}".utf8)) }
-            h.origin.route("/i.png") { _ in .init(status: 200, headers: [("Content-Type", "image/png")], body: Data([1, 2, 3])) }
+            h.origin.route("/s.css") { _ in
+                .init(status: 200, headers: [("Content-Type", "text/css")], body: Data("a{}".utf8))
+            }
+            h.origin.route("/i.png") { _ in
+                .init(status: 200, headers: [("Content-Type", "image/png")], body: Data([1, 2, 3]))
+            }
             _ = try await h.get("/s.css")
             _ = try await h.get("/i.png")
             h.clock.advance(3600)
@@ -154,7 +160,9 @@ struct PolicyTests {
             configuration.store.inlineBodyLimit = 0
             configuration.store.writeFault = { _ in throw POSIXError(.ENOSPC) }
         }) { h in
-            h.origin.route("/big") { _ in .text(String(repeating: "x", count: 50_000), headers: [("Cache-Control", "max-age=60")]) }
+            h.origin.route("/big") { _ in
+                .text(String(repeating: "x", count: 50_000), headers: [("Cache-Control", "max-age=60")])
+            }
             let first = try await h.get("/big")
             let second = try await h.get("/big")
             #expect(first.body.count == 50_000 && second.body.count == 50_000)
@@ -164,7 +172,8 @@ struct PolicyTests {
 
     @Test("policies load from YAML; bad files are clear errors")
     func yaml() throws {
-        let policy = try CachePolicy.parse("""
+        let policy = try CachePolicy.parse(
+            """
             enabled: true
             offlineMaxStale: 604800
             allow:
@@ -184,21 +193,30 @@ struct PolicyTests {
         #expect(policy.blocks(URL(string: "https://x.doubleclick.net/a")!))
         #expect(policy.blocks(URL(string: "https://example.com/ads/1.js")!))
         #expect(!policy.blocks(URL(string: "https://example.com/app.js")!))
-        #expect(policy.lifetimeRule(for: URL(string: "https://cdn.example.com/a.css")!, contentType: "text/css; charset=utf-8")?.ttl == 2_592_000)
-        #expect(policy.lifetimeRule(for: URL(string: "https://api.example.com/v1")!, contentType: "application/json")?.slidingExpiry == true)
+        #expect(
+            policy.lifetimeRule(
+                for: URL(string: "https://cdn.example.com/a.css")!, contentType: "text/css; charset=utf-8")?.ttl
+                == 2_592_000)
+        #expect(
+            policy.lifetimeRule(for: URL(string: "https://api.example.com/v1")!, contentType: "application/json")?
+                .slidingExpiry == true)
         #expect(try CachePolicy.parse("{}") == CachePolicy())
         #expect(throws: PolicyError.self) { try CachePolicy.parse("lifetimes: 5") }
-        #expect(throws: PolicyError.self) { try CachePolicy.load(from: URL(fileURLWithPath: "/nonexistent/webcache.yaml")) }
+        #expect(throws: PolicyError.self) {
+            try CachePolicy.load(from: URL(fileURLWithPath: "/nonexistent/webcache.yaml"))
+        }
     }
 
-    @Test("URL patterns and host suffixes", arguments: [
-        ("*/ads/*", "https://example.com/ads/1.js", true),
-        ("*/ads/*", "https://example.com/nads", false),
-        ("https://EXAMPLE.com/*", "https://example.com/a", true),
-        ("*.gif", "https://a.b/c.GIF", true),
-        ("https://a.b/exact", "https://a.b/exact", true),
-        ("https://a.b/exact", "https://a.b/exact/more", false),
-    ])
+    @Test(
+        "URL patterns and host suffixes",
+        arguments: [
+            ("*/ads/*", "https://example.com/ads/1.js", true),
+            ("*/ads/*", "https://example.com/nads", false),
+            ("https://EXAMPLE.com/*", "https://example.com/a", true),
+            ("*.gif", "https://a.b/c.GIF", true),
+            ("https://a.b/exact", "https://a.b/exact", true),
+            ("https://a.b/exact", "https://a.b/exact/more", false),
+        ])
     func patterns(pattern: String, url: String, matches: Bool) {
         #expect(URLPattern(pattern).matches(url) == matches)
     }
@@ -208,7 +226,8 @@ struct PolicyTests {
 struct StorageSettingsTests {
     @Test("capacities and a sub-directory come from the storage section")
     func storage() throws {
-        let settings = try StorageSettings.parse("""
+        let settings = try StorageSettings.parse(
+            """
             enabled: true
             storage:
               subdirectory: articles
@@ -219,7 +238,9 @@ struct StorageSettingsTests {
         var configuration = CacheStore.Configuration(directory: URL(fileURLWithPath: "/tmp/wc"))
         try settings.apply(to: &configuration)
         #expect(configuration.directory.path == "/tmp/wc/articles")
-        #expect(configuration.memoryCapacity == 1000 && configuration.diskCapacity == 2000 && configuration.maximumEntrySize == 300)
+        #expect(
+            configuration.memoryCapacity == 1000 && configuration.diskCapacity == 2000
+                && configuration.maximumEntrySize == 300)
         #expect(try StorageSettings.parse("enabled: false") == StorageSettings())
         var escaping = configuration
         #expect(throws: PolicyError.self) { try StorageSettings(subdirectory: "../elsewhere").apply(to: &escaping) }

@@ -35,9 +35,13 @@ struct RangeServingTests {
             let contentType = try #require(several.head.headerFields[.contentType])
             #expect(contentType.hasPrefix("multipart/byteranges; boundary="))
             let boundary = String(contentType.dropFirst("multipart/byteranges; boundary=".count))
-            var expected = Data("\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 0-9/200000\r\n\r\n".utf8)
+            var expected = Data(
+                "\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 0-9/200000\r\n\r\n".utf8)
             expected.append(MediaFixture.media.prefix(10))
-            expected.append(Data("\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 100-109/200000\r\n\r\n".utf8))
+            expected.append(
+                Data(
+                    "\r\n--\(boundary)\r\nContent-Type: video/webm\r\nContent-Range: bytes 100-109/200000\r\n\r\n".utf8)
+            )
             expected.append(MediaFixture.media.subdata(in: 100..<110))
             expected.append(Data("\r\n--\(boundary)--\r\n".utf8))
             #expect(several.body == expected)
@@ -61,7 +65,9 @@ struct RangeServingTests {
         }
     }
 
-    @Test("a media range that misses goes to the origin as sent; the rest follows in the background, and the next ranges are hits")
+    @Test(
+        "a media range that misses goes to the origin as sent; the rest follows in the background, and the next ranges are hits"
+    )
     func rangeMissCompletes() async throws {
         try await EngineHarness.run { h in
             MediaFixture.routeRanged(h.origin)
@@ -71,7 +77,9 @@ struct RangeServingTests {
             #expect(h.origin.requests(to: "/ranged.webm").first?.header("Range") == "bytes=0-1")
             await h.cache.waitForBackgroundWork()
             #expect(h.origin.count("/ranged.webm") == 2)
-            #expect(h.origin.requests(to: "/ranged.webm").last?.header("Range") == "bytes=2-", "only the rest of the stored prefix")
+            #expect(
+                h.origin.requests(to: "/ranged.webm").last?.header("Range") == "bytes=2-",
+                "only the rest of the stored prefix")
             let seek = try await h.get("/ranged.webm", ["Range: bytes=150000-150099"])
             #expect(seek.head.status.code == 206 && seek.isFromCache)
             #expect(seek.body == MediaFixture.media.subdata(in: 150_000..<150_100))

@@ -58,7 +58,9 @@ struct ReachabilityTests {
         }
     }
 
-    @Test("the window grows to the maximum and no further", arguments: [(1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (40, 60.0)])
+    @Test(
+        "the window grows to the maximum and no further",
+        arguments: [(1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (40, 60.0)])
     func windowGrowth(failures: Int, seconds: Double) {
         #expect(ReachabilitySettings().window(afterFailures: failures) == seconds)
     }
@@ -97,11 +99,15 @@ struct ReachabilityTests {
             await #expect(throws: CacheError.self) { try await Self.get(cache) }
             let other = ScriptedOrigin()
             let second = try HTTPCache(
-                configuration: .init(store: CacheStore.Configuration(directory: directory), now: { clock.now }), origin: other)
+                configuration: .init(store: CacheStore.Configuration(directory: directory), now: { clock.now }),
+                origin: other)
             #expect(second.unreachableOrigins.map(\.origin) == ["http://site.test:80"])
             await #expect(throws: CacheError.self) { try await Self.get(second) }
             #expect(other.attempts == 0)
-            #expect(try second.explain(HTTPRequest(method: .get, url: Self.page)).contains { $0.hasPrefix("origin: http://site.test:80 unreachable") })
+            #expect(
+                try second.explain(HTTPRequest(method: .get, url: Self.page)).contains {
+                    $0.hasPrefix("origin: http://site.test:80 unreachable")
+                })
         }
     }
 
@@ -110,7 +116,9 @@ struct ReachabilityTests {
         try await Self.run { cache, origin, _, _ in
             await #expect(throws: CacheError.self) { try await Self.get(cache) }
             await #expect(throws: CacheError.self) { try await Self.get(cache, URL(string: "https://site.test/page")!) }
-            await #expect(throws: CacheError.self) { try await Self.get(cache, URL(string: "http://site.test:8080/page")!) }
+            await #expect(throws: CacheError.self) {
+                try await Self.get(cache, URL(string: "http://site.test:8080/page")!)
+            }
             #expect(origin.attempts == 3)
             #expect(cache.unreachableOrigins.count == 3)
         }

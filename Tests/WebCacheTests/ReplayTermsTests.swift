@@ -51,7 +51,9 @@ struct ReplayTermsTests {
 
             (_, answer) = try await Self.storedAnswer(h, "/a")
             _ = try await h.get("/b")
-            #expect(!h.cache.confirmReplay(try #require(answer.replayTerms)), "the store changed (conservatively, any entry)")
+            #expect(
+                !h.cache.confirmReplay(try #require(answer.replayTerms)),
+                "the store changed (conservatively, any entry)")
 
             (_, answer) = try await Self.storedAnswer(h, "/a")
             h.cache.updatePolicy { $0.block = .init(urlPatterns: ["*/a"]) }
@@ -64,7 +66,9 @@ struct ReplayTermsTests {
         let policy = CachePolicy(lifetimes: [.init(urlPatterns: ["*/slide"], ttl: 100, slidingExpiry: true)])
         try await EngineHarness.run(policy: policy) { h in
             h.origin.route("/slide") { _ in .text("s") }
-            h.origin.route("/swr") { _ in .text("w", headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")]) }
+            h.origin.route("/swr") { _ in
+                .text("w", headers: [("Cache-Control", "max-age=1, stale-while-revalidate=60")])
+            }
             let (_, sliding) = try await Self.storedAnswer(h, "/slide")
             #expect(sliding.isFromCache && sliding.replayTerms == nil)
 

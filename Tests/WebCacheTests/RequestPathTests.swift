@@ -30,7 +30,9 @@ struct RequestPathTests {
         try await EngineHarness.run { h in
             h.origin.route("/e") { request in
                 if request.header("If-None-Match") == "\"v1\"" {
-                    return .init(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=100"), ("X-Refreshed", "yes")])
+                    return .init(
+                        status: 304,
+                        headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=100"), ("X-Refreshed", "yes")])
                 }
                 return .text("body-v1", headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=1")])
             }
@@ -44,7 +46,7 @@ struct RequestPathTests {
             #expect(h.origin.requests(to: "/e").last?.header("If-None-Match") == "\"v1\"")
             h.clock.advance(50)
             let response1 = try await h.get("/e")
-            #expect(response1.isFromCache) // fresh again for 100 s
+            #expect(response1.isFromCache)  // fresh again for 100 s
             #expect(h.origin.count("/e") == 2)
         }
     }
@@ -55,7 +57,8 @@ struct RequestPathTests {
             let lastModified = "Wed, 01 Jan 2020 00:00:00 GMT"
             h.origin.route("/lm") { request in
                 request.header("If-Modified-Since") == lastModified
-                    ? .init(status: 304) : .text("lm", headers: [("Last-Modified", lastModified), ("Cache-Control", "no-cache")])
+                    ? .init(status: 304)
+                    : .text("lm", headers: [("Last-Modified", lastModified), ("Cache-Control", "no-cache")])
             }
             _ = try await h.get("/lm")
             let second = try await h.get("/lm")
@@ -69,7 +72,10 @@ struct RequestPathTests {
     func replacedOnChange() async throws {
         try await EngineHarness.run { h in
             let version = Counter()
-            h.origin.route("/c") { _ in .text("v\(version.next())", headers: [("ETag", "\"\(version.value)\""), ("Cache-Control", "max-age=1")]) }
+            h.origin.route("/c") { _ in
+                .text(
+                    "v\(version.next())", headers: [("ETag", "\"\(version.value)\""), ("Cache-Control", "max-age=1")])
+            }
             let response2 = try await h.get("/c")
             #expect(response2.text == "v1")
             h.clock.advance(2)
@@ -85,7 +91,9 @@ struct RequestPathTests {
     func varyVariants() async throws {
         try await EngineHarness.run { h in
             h.origin.route("/v") { request in
-                .text("lang=\(request.header("Accept-Language") ?? "none")", headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")])
+                .text(
+                    "lang=\(request.header("Accept-Language") ?? "none")",
+                    headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")])
             }
             let response5 = try await h.get("/v", ["Accept-Language: en"])
             #expect(response5.text == "lang=en")
@@ -103,7 +111,8 @@ struct RequestPathTests {
     func postInvalidates() async throws {
         try await EngineHarness.run { h in
             h.origin.route("/r") { request in
-                request.method == "POST" ? .text("posted \(request.body.count)") : .text("get", headers: [("Cache-Control", "max-age=600")])
+                request.method == "POST"
+                    ? .text("posted \(request.body.count)") : .text("get", headers: [("Cache-Control", "max-age=600")])
             }
             _ = try await h.get("/r")
             let response8 = try await h.get("/r")
@@ -134,7 +143,8 @@ struct RequestPathTests {
     @Test("the client's own If-None-Match gets a 304 from the cache")
     func clientConditional() async throws {
         try await EngineHarness.run { h in
-            h.origin.route("/t") { _ in .text("tagged", headers: [("Cache-Control", "max-age=60"), ("ETag", "\"t1\"")]) }
+            h.origin.route("/t") { _ in .text("tagged", headers: [("Cache-Control", "max-age=60"), ("ETag", "\"t1\"")])
+            }
             _ = try await h.get("/t")
             let conditional = try await h.get("/t", ["If-None-Match: \"t1\""])
             #expect(conditional.head.status == .notModified && conditional.body.isEmpty)
@@ -146,7 +156,11 @@ struct RequestPathTests {
     @Test("1,000 concurrent identical requests reach the origin once")
     func coalescing() async throws {
         try await EngineHarness.run { h in
-            h.origin.route("/slow") { _ in .init(status: 200, headers: [("Cache-Control", "max-age=60")], body: Data("slow".utf8), delay: .milliseconds(300)) }
+            h.origin.route("/slow") { _ in
+                .init(
+                    status: 200, headers: [("Cache-Control", "max-age=60")], body: Data("slow".utf8),
+                    delay: .milliseconds(300))
+            }
             let results = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<1000 { group.addTask { try await h.get("/slow").text } }
                 return try await group.reduce(into: [String]()) { $0.append($1) }
@@ -156,7 +170,8 @@ struct RequestPathTests {
         }
     }
 
-    @Test("a waiter that is cancelled does not cancel the shared fetch (the overlap arranged by a gate, without sleeps)")
+    @Test(
+        "a waiter that is cancelled does not cancel the shared fetch (the overlap arranged by a gate, without sleeps)")
     func cancelledWaiter() async throws {
         try await TemporaryDirectory.with { directory in
             let gate = OriginGate()

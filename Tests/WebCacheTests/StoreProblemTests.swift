@@ -2,9 +2,9 @@ import Foundation
 import HTTPTypes
 import Testing
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCacheStore
 import WebCacheTestSupport
-import WebCacheAsyncHTTPClient
 
 @Suite("Store trouble under a request is counted, logged and survived")
 struct StoreProblemTests {
@@ -14,7 +14,9 @@ struct StoreProblemTests {
             let body = Data(repeating: 0x62, count: 100_000)
             h.origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
             _ = try await h.get("/big")
-            let files = try FileManager.default.subpathsOfDirectory(atPath: h.directory.path).filter { $0.hasSuffix(".body") }
+            let files = try FileManager.default.subpathsOfDirectory(atPath: h.directory.path).filter {
+                $0.hasSuffix(".body")
+            }
             let file = h.directory.appendingPathComponent(try #require(files.first))
             let handle = try FileHandle(forWritingTo: file)
             try handle.seek(toOffset: 500)
@@ -25,7 +27,8 @@ struct StoreProblemTests {
             try await withCleanup({ try? await network.shutdown() }) {
                 let clock = h.clock
                 let other = try HTTPCache(
-                    configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }), origin: network)
+                    configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }),
+                    origin: network)
                 let answer = try await other.response(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
                 #expect(answer.body == body)
                 #expect(answer.statusLine.contains("fwd=miss"), "\(answer.statusLine)")

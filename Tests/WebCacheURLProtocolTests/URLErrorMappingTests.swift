@@ -15,11 +15,18 @@ struct URLErrorMappingTests {
     }
 
     static let rows: [Row] = [
-        Row(error: CacheError(.offlineMiss, "https://a.test/ is not cached and the origin is unreachable"), code: .notConnectedToInternet),
+        Row(
+            error: CacheError(.offlineMiss, "https://a.test/ is not cached and the origin is unreachable"),
+            code: .notConnectedToInternet),
         Row(error: CacheError(.tooManyRedirects, "more than 10 redirects"), code: .httpTooManyRedirects),
         Row(error: CacheError(.invalidRequest, "ftp://a.test/ is not an http(s) URL"), code: .unsupportedURL),
-        Row(error: CacheError(.originFailed, "fetching failed", cause: OriginError(.invalidResponse, "a.test failed TLS verification")), code: .badServerResponse),
-        Row(error: CacheError(.originFailed, "fetching failed", cause: CancellationError()), code: .cannotLoadFromNetwork),
+        Row(
+            error: CacheError(
+                .originFailed, "fetching failed", cause: OriginError(.invalidResponse, "a.test failed TLS verification")
+            ), code: .badServerResponse),
+        Row(
+            error: CacheError(.originFailed, "fetching failed", cause: CancellationError()),
+            code: .cannotLoadFromNetwork),
         Row(error: OriginError(.unreachable, "cannot connect to a.test"), code: .notConnectedToInternet),
         Row(error: OriginError(.invalidResponse, "the body is too large"), code: .badServerResponse),
         Row(error: URLError(.timedOut), code: .timedOut),

@@ -14,7 +14,9 @@ extension URLProtocolTests {
     @Test("URLSession through WebCacheURLProtocol: a no-cache page opens offline, at once")
     func urlProtocolOffline() async throws {
         try await EngineHarness.run(connectTimeout: .seconds(10)) { h in
-            h.origin.route("/u") { _ in .text("via urlsession", headers: [("Cache-Control", "no-cache"), ("ETag", "\"u\"")]) }
+            h.origin.route("/u") { _ in
+                .text("via urlsession", headers: [("Cache-Control", "no-cache"), ("ETag", "\"u\"")])
+            }
             let configuration = URLSessionConfiguration.ephemeral
             WebCacheURLProtocol.install(h.cache, into: configuration)
             defer { WebCacheURLProtocol.uninstall() }
@@ -25,7 +27,9 @@ extension URLProtocolTests {
             var response: URLResponse?
             let elapsed = try await secondsTaken { (data, response) = try await session.data(from: h.origin.url("/u")) }
             #expect(String(decoding: data, as: UTF8.self) == "via urlsession")
-            #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")?.contains("detail=offline") == true)
+            #expect(
+                (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Status")?.contains("detail=offline")
+                    == true)
             #expect(elapsed < 3)
         }
     }

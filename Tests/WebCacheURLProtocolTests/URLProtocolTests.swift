@@ -35,7 +35,9 @@ struct URLProtocolTests {
     @Test("POST bodies reach the origin unchanged, from httpBody and from httpBodyStream")
     func postBodies() async throws {
         try await EngineHarness.run { h in
-            h.origin.route("/post") { request in .text("got \(request.body.count) bytes, first \(request.body.first ?? 0)") }
+            h.origin.route("/post") { request in
+                .text("got \(request.body.count) bytes, first \(request.body.first ?? 0)")
+            }
             let session = session(h.cache)
             defer { WebCacheURLProtocol.uninstall() }
             let payload = Data((0..<50_000).map { UInt8(($0 % 200) + 1) })
@@ -84,7 +86,8 @@ struct URLProtocolTests {
             _ = try await session.data(for: reload)
             #expect(h.origin.count("/cp") == 2)
             #expect(WebCacheURLProtocol.mode(for: .reloadRevalidatingCacheData) == .revalidate)
-            #expect(WebCacheURLProtocol.mode(for: .reloadIgnoringLocalAndRemoteCacheData) == .reloadIgnoringRemoteCaches)
+            #expect(
+                WebCacheURLProtocol.mode(for: .reloadIgnoringLocalAndRemoteCacheData) == .reloadIgnoringRemoteCaches)
             #expect(WebCacheURLProtocol.mode(for: .useProtocolCachePolicy) == .default)
         }
     }
@@ -100,7 +103,9 @@ struct URLProtocolTests {
             let plain = try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil)
             #expect(String(decoding: plain.body, as: UTF8.self) == "plain")
             try await origin.stop()
-            await #expect(throws: OriginError.self) { try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil) }
+            await #expect(throws: OriginError.self) {
+                try await network.fetch(Fixtures.request(.get, origin.url("/plain").absoluteString), body: nil)
+            }
         }
     }
 }

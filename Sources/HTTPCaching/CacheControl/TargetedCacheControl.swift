@@ -49,7 +49,8 @@ public enum TargetedCacheControl {
             case .bool(true):
                 return integerDirectives.contains(key) ? nil : CacheDirective(name: key)
             case .bool(false):
-                return integerDirectives.contains(key) ? nil : CacheDirective(name: key, argument: "?0", isWellFormed: false)
+                return integerDirectives.contains(key)
+                    ? nil : CacheDirective(name: key, argument: "?0", isWellFormed: false)
             case .integer(let number):
                 guard number >= 0 || !integerDirectives.contains(key) else { return nil }
                 guard !fieldListDirectives.contains(key) else { return nil }
@@ -66,7 +67,8 @@ public enum TargetedCacheControl {
             }
         case .innerList(let list):
             guard fieldListDirectives.contains(key) else {
-                return integerDirectives.contains(key) ? nil : CacheDirective(name: key, argument: "", isWellFormed: false)
+                return integerDirectives.contains(key)
+                    ? nil : CacheDirective(name: key, argument: "", isWellFormed: false)
             }
             var names: [String] = []
             for item in list.bareInnerList {

@@ -86,7 +86,8 @@ public struct CacheStatus: Sendable, Hashable, CustomStringConvertible {
         var bytes = text.utf8.makeIterator()
         guard let first = bytes.next(), isAlpha(first) || first == UInt8(ascii: "*") else { return false }
         while let byte = bytes.next() {
-            guard isAlpha(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || tokenSymbols.contains(byte) else {
+            guard isAlpha(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || tokenSymbols.contains(byte)
+            else {
                 return false
             }
         }

@@ -30,7 +30,8 @@ extension CacheRules {
                 let expires = HTTPDate.parse(expiresValues[0], now: stored.responseTime)
             else {
                 // RFC 9111 §5.3: an invalid Expires (e.g. "0") means "already expired".
-                return Freshness(lifetime: 0, source: .invalid("invalid Expires \"\(expiresValues.joined(separator: ", "))\""))
+                return Freshness(
+                    lifetime: 0, source: .invalid("invalid Expires \"\(expiresValues.joined(separator: ", "))\""))
             }
             let date = dateValue(of: stored)
             let lifetime = expires.timeIntervalSince(date)
@@ -39,7 +40,9 @@ extension CacheRules {
         return heuristicFreshness(of: stored, directives: cc)
     }
 
-    private func explicit(_ value: CacheControl.TimeValue, _ source: Freshness.Source, name: String, field: String?) -> Freshness {
+    private func explicit(_ value: CacheControl.TimeValue, _ source: Freshness.Source, name: String, field: String?)
+        -> Freshness
+    {
         switch value {
         case .seconds(let seconds): return Freshness(lifetime: seconds, source: source, field: field)
         case .unlimited, .invalid:

@@ -42,7 +42,9 @@ public struct ByteRangeRequest: Sendable, Hashable {
         guard bytes.count - index > unit.count else { return nil }
         for (offset, expected) in unit.enumerated() {  // the unit is case-insensitive
             let byte = bytes[index + offset]
-            guard ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == expected else { return nil }
+            guard ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == expected else {
+                return nil
+            }
         }
         index += unit.count
         var specs: [Spec] = []
@@ -110,7 +112,8 @@ public struct ByteRangeRequest: Sendable, Hashable {
         var merged: [Range<Int>] = [ranges[0]]
         for range in ranges.dropFirst() {
             if range.lowerBound <= merged[merged.count - 1].upperBound {
-                merged[merged.count - 1] = merged[merged.count - 1].lowerBound..<max(merged[merged.count - 1].upperBound, range.upperBound)
+                merged[merged.count - 1] =
+                    merged[merged.count - 1].lowerBound..<max(merged[merged.count - 1].upperBound, range.upperBound)
             } else {
                 merged.append(range)
             }

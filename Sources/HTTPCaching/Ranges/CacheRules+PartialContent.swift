@@ -9,7 +9,8 @@ extension CacheRules {
     /// checked against the range once it has arrived.
     public func storablePart(of response: HTTPResponse) -> ContentRange? {
         guard response.status.code == 206, response.headerFields[values: .contentRange].count == 1,
-            let value = response.headerFields[.contentRange], let part = ContentRange(value), part.completeLength != nil,
+            let value = response.headerFields[.contentRange], let part = ContentRange(value),
+            part.completeLength != nil,
             response.headerFields[.contentType]?.lowercased().hasPrefix("multipart/byteranges") != true
         else { return nil }
         if let declared = response.headerFields[.contentLength], Int(declared) != part.range.count { return nil }
@@ -42,7 +43,9 @@ extension CacheRules {
         guard request.method == .get, let length = part.completeLength, request.headerFields[values: .range].count == 1,
             let value = request.headerFields[.range], let ranges = ByteRangeRequest(value)
         else { return nil }
-        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) { return nil }
+        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) {
+            return nil
+        }
         guard case .satisfiable(let pieces) = ranges.resolve(length: length),
             pieces.allSatisfy({ $0.lowerBound >= part.range.lowerBound && $0.upperBound <= part.range.upperBound })
         else { return nil }
@@ -67,7 +70,9 @@ extension CacheRules {
 
     /// A complete 200 seen as the part `0..<length`, when its length is declared.
     func completePart(of response: HTTPResponse) -> ContentRange? {
-        guard response.status.code == 200, let length = response.headerFields[.contentLength].flatMap({ Int($0) }), length >= 0 else {
+        guard response.status.code == 200, let length = response.headerFields[.contentLength].flatMap({ Int($0) }),
+            length >= 0
+        else {
             return nil
         }
         return ContentRange(range: 0..<length, completeLength: length)

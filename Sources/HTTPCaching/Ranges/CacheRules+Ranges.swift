@@ -27,7 +27,9 @@ extension CacheRules {
             let value = request.headerFields[values: .range].first, request.headerFields[values: .range].count == 1,
             let ranges = ByteRangeRequest(value)
         else { return .whole }
-        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) { return .whole }
+        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) {
+            return .whole
+        }
         switch ranges.resolve(length: length) {
         case .whole: return .whole
         case .unsatisfiable: return .unsatisfiable
@@ -45,8 +47,10 @@ extension CacheRules {
             else { return false }
             return condition.strongMatches(stored)
         }
-        guard let date = HTTPDate.parse(trimmed), let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) }),
-            let sent = response.headerFields[.date].flatMap({ HTTPDate.parse($0) }), sent.timeIntervalSince(lastModified) >= 1
+        guard let date = HTTPDate.parse(trimmed),
+            let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) }),
+            let sent = response.headerFields[.date].flatMap({ HTTPDate.parse($0) }),
+            sent.timeIntervalSince(lastModified) >= 1
         else { return false }
         return date == lastModified
     }
@@ -54,7 +58,9 @@ extension CacheRules {
     /// The head of a 206 for `ranges` of a stored `head` whose body is `length` bytes: one range
     /// with `Content-Range`; several as `multipart/byteranges` with `boundary` (the body is
     /// ``multipartBody(parts:contentType:length:boundary:)``).
-    public func partialHead(_ head: HTTPResponse, ranges: [Range<Int>], length: Int, boundary: String, bodyLength: Int) -> HTTPResponse {
+    public func partialHead(_ head: HTTPResponse, ranges: [Range<Int>], length: Int, boundary: String, bodyLength: Int)
+        -> HTTPResponse
+    {
         var partial = head
         partial.status = .partialContent
         if ranges.count == 1 {
@@ -82,7 +88,8 @@ extension CacheRules {
 
     /// A `multipart/byteranges` body (RFC 9110 §14.6): each part with its `Content-Type` (when
     /// known) and `Content-Range`, then the closing delimiter.
-    public func multipartBody(parts: [(Range<Int>, Data)], contentType: String?, length: Int, boundary: String) -> Data {
+    public func multipartBody(parts: [(Range<Int>, Data)], contentType: String?, length: Int, boundary: String) -> Data
+    {
         var body = Data()
         for (range, bytes) in parts {
             var head = "\r\n--\(boundary)\r\n"

@@ -26,7 +26,8 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
         guard trimmed.hasPrefix("bytes ") else { return nil }
         let rest = trimmed.dropFirst("bytes ".count)
         guard let slash = rest.firstIndex(of: "/"), let dash = rest[..<slash].firstIndex(of: "-"),
-            let first = Self.position(rest[..<dash]), let last = Self.position(rest[rest.index(after: dash)..<slash]), first <= last,
+            let first = Self.position(rest[..<dash]), let last = Self.position(rest[rest.index(after: dash)..<slash]),
+            first <= last,
             last < Int.max
         else { return nil }
         let lengthText = rest[rest.index(after: slash)...]
@@ -50,7 +51,9 @@ public struct ContentRange: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func position(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+        guard !text.isEmpty, text.count <= 18,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else {
             return nil
         }
         return Int(text)

@@ -40,25 +40,33 @@ extension CacheRules {
         guard request.method == .get || request.method == .head,
             stored.request.method == request.method || stored.request.method != .head
         else {
-            decision.reasons = ["a stored \(stored.request.method.rawValue) response cannot answer \(request.method.rawValue)"]
+            decision.reasons = [
+                "a stored \(stored.request.method.rawValue) response cannot answer \(request.method.rawValue)"
+            ]
             return decision
         }
         guard facts.variantMatches(request) else {
-            decision.reasons = ["Vary: the request's \(facts.vary.names.map(\.rawName).joined(separator: ", ")) differ from the stored request's (RFC 9111 §4.1)"]
+            decision.reasons = [
+                "Vary: the request's \(facts.vary.names.map(\.rawName).joined(separator: ", ")) differ from the stored request's (RFC 9111 §4.1)"
+            ]
             return decision
         }
 
         let response = facts.directives
         let requestCC = directives(for: request)
-        let forbidsStale = response.mustRevalidate
+        let forbidsStale =
+            response.mustRevalidate
             || (kind.shared && (response.proxyRevalidate || response.sharedMaxAge != nil))
         let requiresValidation = response.noCache == .all
         decision.beginWithAge()
-        decision.mayServeStaleOnError = !forbidsStale && !requiresValidation
+        decision.mayServeStaleOnError =
+            !forbidsStale && !requiresValidation
             && staleIfErrorAllows(staleness: staleness, response: response, request: requestCC, conditions: conditions)
 
         if requiresValidation {
-            return finish(&decision, .validate, "the response says no-cache: validate before every use (RFC 9111 §5.2.2.4)", requestCC)
+            return finish(
+                &decision, .validate, "the response says no-cache: validate before every use (RFC 9111 §5.2.2.4)",
+                requestCC)
         }
         if requestCC.noCache != nil {
             return finish(&decision, .validate, "the request says no-cache (RFC 9111 §5.2.1.4)", requestCC)
@@ -66,22 +74,30 @@ extension CacheRules {
         if staleness < 0 {
             if let maxAge = requestCC.maxAge, ageSeconds > (maxAge.seconds ?? 0) {
                 if response.immutable {
-                    decision.reasons.append("immutable: the request's max-age does not force validation while fresh (RFC 8246)")
+                    decision.reasons.append(
+                        "immutable: the request's max-age does not force validation while fresh (RFC 8246)")
                 } else {
-                    return finish(&decision, .validate, "older than the request's max-age=\(maxAge.seconds.map(String.init) ?? "invalid") (RFC 9111 §5.2.1.1)", requestCC)
+                    return finish(
+                        &decision, .validate,
+                        "older than the request's max-age=\(maxAge.seconds.map(String.init) ?? "invalid") (RFC 9111 §5.2.1.1)",
+                        requestCC)
                 }
             }
             if let minFresh = requestCC.minFresh, -staleness < (minFresh.seconds ?? Int.max) {
-                return finish(&decision, .validate, "fresh for less than the request's min-fresh (RFC 9111 §5.2.1.3)", requestCC)
+                return finish(
+                    &decision, .validate, "fresh for less than the request's min-fresh (RFC 9111 §5.2.1.3)", requestCC)
             }
             decision.action = .useFresh
             return decision
         }
 
         if forbidsStale {
-            let rule = response.mustRevalidate ? "must-revalidate (RFC 9111 §5.2.2.2)"
-                : response.proxyRevalidate ? "proxy-revalidate in a shared cache (RFC 9111 §5.2.2.8)"
-                : "s-maxage in a shared cache (RFC 9111 §5.2.2.10)"
+            let rule =
+                response.mustRevalidate
+                ? "must-revalidate (RFC 9111 §5.2.2.2)"
+                : response.proxyRevalidate
+                    ? "proxy-revalidate in a shared cache (RFC 9111 §5.2.2.8)"
+                    : "s-maxage in a shared cache (RFC 9111 §5.2.2.10)"
             return finish(&decision, .validate, "stale and \(rule) forbids serving it unvalidated", requestCC)
         }
         if let maxStale = requestCC.maxStale, maxStale == .unlimited || staleness <= (maxStale.seconds ?? -1) {
@@ -92,7 +108,8 @@ extension CacheRules {
         if let window = response.staleWhileRevalidate?.seconds, staleness < window,
             requestCC.maxAge == nil, requestCC.minFresh == nil
         {
-            decision.reasons.append("within stale-while-revalidate=\(window): serve and revalidate in the background (RFC 5861 §3)")
+            decision.reasons.append(
+                "within stale-while-revalidate=\(window): serve and revalidate in the background (RFC 5861 §3)")
             decision.action = .useStale(.staleWhileRevalidate)
             return decision
         }
@@ -102,7 +119,9 @@ extension CacheRules {
                 decision.action = .useStale(.disconnected)
                 return decision
             }
-            decision.reasons.append("the origin is unreachable but the response is staler than the \(conditions.maxStaleWhenDisconnected ?? 0) s allowed offline")
+            decision.reasons.append(
+                "the origin is unreachable but the response is staler than the \(conditions.maxStaleWhenDisconnected ?? 0) s allowed offline"
+            )
         }
         return finish(&decision, .validate, "validate with the origin before use (RFC 9111 §4.3)", requestCC)
     }

@@ -43,7 +43,9 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
     public var reasons: [String] {
         get {
             guard let ageFacts else { return laterReasons }
-            return [CacheRules.describeAge(freshness: ageFacts.freshness, age: ageFacts.age, staleness: ageFacts.staleness)] + laterReasons
+            return [
+                CacheRules.describeAge(freshness: ageFacts.freshness, age: ageFacts.age, staleness: ageFacts.staleness)
+            ] + laterReasons
         }
         set {
             ageFacts = nil
@@ -62,7 +64,8 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
         var staleness: Int
     }
 
-    init(action: Action, freshness: Freshness, age: Int, staleness: Int, mayServeStaleOnError: Bool, reasons: [String]) {
+    init(action: Action, freshness: Freshness, age: Int, staleness: Int, mayServeStaleOnError: Bool, reasons: [String])
+    {
         self.action = action
         self.freshness = freshness
         self.age = age

@@ -22,23 +22,32 @@ extension CacheRules {
             break
         case .post:
             guard hasExplicitExpiration(response, directives), contentLocationMatchesTarget(response, request) else {
-                return .refused("POST responses are stored only with explicit freshness and a Content-Location equal to the target URI (RFC 9110 §9.3.3)")
+                return .refused(
+                    "POST responses are stored only with explicit freshness and a Content-Location equal to the target URI (RFC 9110 §9.3.3)"
+                )
             }
         default:
             return .refused("\(request.method.rawValue) responses are not cacheable (RFC 9111 §3)")
         }
         guard status >= 200 else { return .refused("\(status) is not a final response (RFC 9111 §3)") }
-        guard status != 304 else { return .refused("304 updates a stored response; it is not stored itself (RFC 9111 §4.3.4)") }
+        guard status != 304 else {
+            return .refused("304 updates a stored response; it is not stored itself (RFC 9111 §4.3.4)")
+        }
         if status == 206 {
-            guard request.method == .get, request.headerFields.contains(.range), storablePart(of: response) != nil else {
-                return .refused("partial content (206) is stored only as one byte range of a known length, for a GET with Range (RFC 9111 §3.3)")
+            guard request.method == .get, request.headerFields.contains(.range), storablePart(of: response) != nil
+            else {
+                return .refused(
+                    "partial content (206) is stored only as one byte range of a known length, for a GET with Range (RFC 9111 §3.3)"
+                )
             }
         }
 
         var reasons: [String] = []
         if cc.mustUnderstand {
             guard understoodStatusCodes.contains(status) else {
-                return .refused("must-understand\(source) with status \(status), which this cache does not implement (RFC 9111 §5.2.2.3)")
+                return .refused(
+                    "must-understand\(source) with status \(status), which this cache does not implement (RFC 9111 §5.2.2.3)"
+                )
             }
             reasons.append("must-understand with an understood status overrides no-store (RFC 9111 §5.2.2.3)")
         } else if cc.noStore {
@@ -57,7 +66,9 @@ extension CacheRules {
         }
         if kind.shared, request.headerFields.contains(.authorization) {
             guard cc.public || cc.mustRevalidate || cc.sharedMaxAge != nil else {
-                return .refused("request carries Authorization and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)")
+                return .refused(
+                    "request carries Authorization and the response lacks public, must-revalidate or s-maxage (RFC 9111 §3.5)"
+                )
             }
             reasons.append("Authorization allowed by public, must-revalidate or s-maxage (RFC 9111 §3.5)")
         }
@@ -74,7 +85,8 @@ extension CacheRules {
         } else if Self.heuristicallyCacheableStatusCodes.contains(status) {
             reasons.append("status \(status) is heuristically cacheable (RFC 9110 §15.1)")
         } else {
-            return .refused("status \(status) has no explicit freshness and is not heuristically cacheable (RFC 9111 §3)")
+            return .refused(
+                "status \(status) has no explicit freshness and is not heuristically cacheable (RFC 9111 §3)")
         }
         return Storability(isStorable: true, reasons: reasons, fieldsToOmit: omitted)
     }

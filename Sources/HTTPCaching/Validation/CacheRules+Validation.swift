@@ -50,7 +50,9 @@ extension CacheRules {
     public func notModified(_ notModified: HTTPResponse, appliesTo stored: StoredResponse) -> Bool {
         let fields = notModified.headerFields
         if let tag = EntityTag.parseList(fields[values: .eTag]).first {
-            guard let storedTag = EntityTag.parseList(stored.response.headerFields[values: .eTag]).first else { return false }
+            guard let storedTag = EntityTag.parseList(stored.response.headerFields[values: .eTag]).first else {
+                return false
+            }
             return tag.isWeak || storedTag.isWeak ? tag.weakMatches(storedTag) : tag.strongMatches(storedTag)
         }
         if let lastModified = fields[.lastModified].flatMap({ HTTPDate.parse($0) }) {
@@ -75,7 +77,9 @@ extension CacheRules {
         let newDirectives = directives(for: notModified).cacheControl
         var excluded = Self.fieldsKeptOn304.union(MessageFields.neverStored)
             .union(MessageFields.connectionListed(in: notModified.headerFields))
-        if case .fields(let names) = newDirectives.noCache { excluded.formUnion(names.compactMap { HTTPField.Name($0) }) }
+        if case .fields(let names) = newDirectives.noCache {
+            excluded.formUnion(names.compactMap { HTTPField.Name($0) })
+        }
         if kind.shared, case .fields(let names) = newDirectives.private {
             excluded.formUnion(names.compactMap { HTTPField.Name($0) })
         }
@@ -100,11 +104,14 @@ extension CacheRules {
         let fields = request.headerFields
         if fields.contains(.ifNoneMatch) {
             if fields.listMembers(.ifNoneMatch).contains("*") { return true }
-            guard let storedTag = EntityTag.parseList(stored.response.headerFields[values: .eTag]).first else { return false }
+            guard let storedTag = EntityTag.parseList(stored.response.headerFields[values: .eTag]).first else {
+                return false
+            }
             return EntityTag.parseList(fields[values: .ifNoneMatch]).contains { $0.weakMatches(storedTag) }
         }
         guard let since = fields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) }) else { return false }
-        let modified = stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
+        let modified =
+            stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
             ?? dateValue(of: stored)
         return modified <= since
     }
@@ -114,6 +121,7 @@ extension CacheRules {
     /// `Expires`, `Last-Modified` and `Vary`.
     public func notModifiedResponse(for stored: StoredResponse) -> HTTPResponse {
         let kept: Set<HTTPField.Name> = [.cacheControl, .contentLocation, .date, .eTag, .expires, .lastModified, .vary]
-        return HTTPResponse(status: .notModified, headerFields: stored.response.headerFields.filtering { kept.contains($0.name) })
+        return HTTPResponse(
+            status: .notModified, headerFields: stored.response.headerFields.filtering { kept.contains($0.name) })
     }
 }

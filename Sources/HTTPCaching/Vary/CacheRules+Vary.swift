@@ -20,7 +20,8 @@ extension CacheRules {
     /// that differ only in `Accept-Language` when the stored response's `Content-Language` is
     /// what the new request prefers most (the variant a server would choose for it).
     static func variantMatches(
-        _ specifier: VarySpecifier, storedKey: @autoclosure () -> VaryKey, request: HTTPRequest, contentLanguage: String?
+        _ specifier: VarySpecifier, storedKey: @autoclosure () -> VaryKey, request: HTTPRequest,
+        contentLanguage: String?
     ) -> Bool {
         switch specifier {
         case .none: return true
@@ -36,7 +37,8 @@ extension CacheRules {
                 storedLines.indices.allSatisfy({ $0 == position || storedLines[$0] == currentLines[$0] })
             else { return false }
             let languages = contentLanguage.split(separator: ",").map { String($0.trimmingHTTPWhitespace()) }
-            let preferences = LanguagePreference.parse(request.headerFields[values: .acceptLanguage].joined(separator: ",").split(separator: ","))
+            let preferences = LanguagePreference.parse(
+                request.headerFields[values: .acceptLanguage].joined(separator: ",").split(separator: ","))
             return LanguagePreference.prefers(languages, under: preferences)
         }
     }

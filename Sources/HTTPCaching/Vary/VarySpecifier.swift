@@ -56,7 +56,9 @@ public struct VaryKey: Sendable, Hashable, CustomStringConvertible {
     /// The key text.
     public var description: String { text }
 
-    static let caseInsensitiveFields: Set<HTTPField.Name> = [.accept, .acceptEncoding, .acceptLanguage, HTTPField.Name("Accept-Charset")!]
+    static let caseInsensitiveFields: Set<HTTPField.Name> = [
+        .accept, .acceptEncoding, .acceptLanguage, HTTPField.Name("Accept-Charset")!,
+    ]
 
     static func normalizedValue(of name: HTTPField.Name, in fields: HTTPFields) -> String? {
         let values = fields[values: name]

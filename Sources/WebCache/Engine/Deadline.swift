@@ -3,14 +3,18 @@ import HTTPCaching
 /// Waiting for a task with a time limit, without cancelling it when the time is up.
 enum Deadline {
     /// The result of `task`, or `nil` when it has not finished within `timeout` (it goes on).
-    static func result<T: Sendable>(of task: Task<T, any Error>, within timeout: Duration) async -> Result<T, any Error>? {
+    static func result<T: Sendable>(of task: Task<T, any Error>, within timeout: Duration) async -> Result<
+        T, any Error
+    >? {
         let waiter = Locked<CheckedContinuation<Result<T, any Error>?, Never>?>(nil)
         let timers = Locked<Task<Void, Never>?>(nil)
         @Sendable func finish(_ value: Result<T, any Error>?) {
-            guard let continuation = waiter.withLock({ current -> CheckedContinuation<Result<T, any Error>?, Never>? in
-                defer { current = nil }
-                return current
-            }) else { return }
+            guard
+                let continuation = waiter.withLock({ current -> CheckedContinuation<Result<T, any Error>?, Never>? in
+                    defer { current = nil }
+                    return current
+                })
+            else { return }
             continuation.resume(returning: value)
         }
         return await withCheckedContinuation { continuation in

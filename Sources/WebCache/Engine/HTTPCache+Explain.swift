@@ -19,7 +19,10 @@ extension HTTPCache {
         }
         var lines = ["request: \(request.method.rawValue) \(key.url) (\(configuration.rules.kind) cache)"]
         if !policy.enabled { lines.append("policy: the cache is disabled; requests pass through") }
-        if policy.blocks(url) { lines.append("policy: blocked — answered with an empty response, never fetched"); return lines }
+        if policy.blocks(url) {
+            lines.append("policy: blocked — answered with an empty response, never fetched")
+            return lines
+        }
         if !policy.allows(request, url: url) { lines.append("policy: not on the allow-list — passes through uncached") }
         lines += reachabilityLines(for: url, now: configuration.now())
         let candidates = try store.lookup(key)
@@ -29,12 +32,17 @@ extension HTTPCache {
         }
         let now = configuration.now()
         for entry in candidates {
-            let vary = entry.varyKey.isEmpty ? "" : " (variant \(entry.varyKey.replacingOccurrences(of: "\n", with: "; ")))"
-            lines.append("stored: \(entry.stored.response.status.code), \(entry.bodySize) bytes, received \(HTTPDate.format(entry.stored.responseTime))\(vary)\(entry.group.map { ", group \($0)\(entry.isPinned ? " (pinned)" : "")" } ?? "")")
+            let vary =
+                entry.varyKey.isEmpty ? "" : " (variant \(entry.varyKey.replacingOccurrences(of: "\n", with: "; ")))"
+            lines.append(
+                "stored: \(entry.stored.response.status.code), \(entry.bodySize) bytes, received \(HTTPDate.format(entry.stored.responseTime))\(vary)\(entry.group.map { ", group \($0)\(entry.isPinned ? " (pinned)" : "")" } ?? "")"
+            )
             if let expiry = entry.appExpiry { lines.append("  app-set expiry: \(HTTPDate.format(expiry))") }
         }
         guard let entry = select(candidates, for: request, rules: configuration.rules) else {
-            lines.append("decision: no stored variant matches this request's \(VarySpecifier(candidates[0].stored.response.headerFields).names.map(\.rawName).joined(separator: ", ")) — fetch")
+            lines.append(
+                "decision: no stored variant matches this request's \(VarySpecifier(candidates[0].stored.response.headerFields).names.map(\.rawName).joined(separator: ", ")) — fetch"
+            )
             return lines
         }
         let decision = decide(entry, request: request, mode: .default, now: now, configuration: configuration)
@@ -42,12 +50,18 @@ extension HTTPCache {
         if decision.action == .validate, let validators = configuration.rules.validatorSummary(for: entry.stored) {
             lines.append("  would send \(validators)")
         }
-        if decision.mayServeStaleOnError { lines.append("  if the origin fails, the stored response may be served stale") }
+        if decision.mayServeStaleOnError {
+            lines.append("  if the origin fails, the stored response may be served stale")
+        }
         if !decision.servesStored {
             let offline = offlineAnswerAllowed(entry, request: request, policy: policy, now: now)
-            lines.append("  offline (\(configuration.offlinePosture.rawValue) posture): \(offline ? "the stored response would be served" : "nothing usable would be served")")
+            lines.append(
+                "  offline (\(configuration.offlinePosture.rawValue) posture): \(offline ? "the stored response would be served" : "nothing usable would be served")"
+            )
             if offline, let timeout = configuration.networkTimeout(under: policy) {
-                lines.append("  if the origin is silent for \(timeout), the stored response is served and the fetch goes on in the background")
+                lines.append(
+                    "  if the origin is silent for \(timeout), the stored response is served and the fetch goes on in the background"
+                )
             }
         }
         return lines
@@ -58,7 +72,10 @@ extension HTTPCache {
             let status = reachability.unreachable.first(where: { $0.origin == origin })
         else { return [] }
         let left = status.retryAfter.timeIntervalSince(now)
-        let next = left > 0 ? "requests skip it for \(String(format: "%.1f", left)) s more, then one probes it" : "the next request probes it"
+        let next =
+            left > 0
+            ? "requests skip it for \(String(format: "%.1f", left)) s more, then one probes it"
+            : "the next request probes it"
         return [
             "origin: \(origin) unreachable since \(HTTPDate.format(status.unreachableSince)) (\(status.failures) failed connection\(status.failures == 1 ? "" : "s"): \(status.lastError)); \(next)"
         ]

@@ -104,7 +104,9 @@ public final class HTTPCache: Sendable {
             if next.method != current.method { currentBody = nil }
             current = next
         }
-        throw CacheError(.tooManyRedirects, "more than \(configuration.maximumRedirects) redirects from \(request.url?.absoluteString ?? "?")")
+        throw CacheError(
+            .tooManyRedirects,
+            "more than \(configuration.maximumRedirects) redirects from \(request.url?.absoluteString ?? "?")")
     }
 
     /// Answers `request` like ``response(for:body:mode:followRedirects:)`` without following
@@ -115,16 +117,19 @@ public final class HTTPCache: Sendable {
     /// order, before this returns, when the origin sees them (`SwiftNIOOrigin`); a request that
     /// joins another's fetch, or is answered from the store, gets none.
     public func streamingResponse(
-        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, interim: InterimResponseHandler? = nil
+        for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default,
+        interim: InterimResponseHandler? = nil
     ) async throws -> StreamingCacheResponse {
         let response = try await respond(to: request, body: body, mode: mode, interim: interim)
         let stream: ResponseBodyStream
         switch response.content {
         case .arriving(let broadcast): stream = ResponseBodyStream(source: .arriving(broadcast))
         case .bytes(let body): stream = ResponseBodyStream(source: .complete(body))
-        case .storedFile: stream = ResponseBodyStream(source: .complete(Data()))  // never: only asked for by storedResponse(for:…)
+        // Never: a stored file is only asked for by storedResponse(for:…).
+        case .storedFile: stream = ResponseBodyStream(source: .complete(Data()))
         }
-        return StreamingCacheResponse(head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)
+        return StreamingCacheResponse(
+            head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)
     }
 
     /// Waits for a body still arriving from the origin.

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Foundation
 
 extension WebCacheURLProtocol {
     /// The protocol's one mapping from a failure to the `URLError` a URLSession task ends with,
@@ -30,7 +31,8 @@ extension WebCacheURLProtocol {
         case let error as OriginError: code = urlErrorCode(for: error)
         default: code = .cannotLoadFromNetwork
         }
-        return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error as NSError])
+        return URLError(
+            code, userInfo: [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error as NSError])
     }
 
     private static func urlErrorCode(for error: OriginError) -> URLError.Code {

@@ -1,10 +1,10 @@
+import Foundation
 import HTTPCaching
 import HTTPTypes
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Foundation
 
 /// A `URLProtocol` that answers any `URLSession`'s http(s) requests through an ``HTTPCache``.
 ///
@@ -74,7 +74,8 @@ public final class WebCacheURLProtocol: URLProtocol {
 
     // URLProtocol is not Sendable; URLSession calls back into it from any thread by design.
     private static func load(
-        _ box: UncheckedSendable<WebCacheURLProtocol>, _ requestBox: UncheckedSendable<URLRequest>, cache: HTTPCache, url: URL
+        _ box: UncheckedSendable<WebCacheURLProtocol>, _ requestBox: UncheckedSendable<URLRequest>, cache: HTTPCache,
+        url: URL
     ) async {
         let this = box.value
         let urlRequest = requestBox.value
@@ -92,7 +93,11 @@ public final class WebCacheURLProtocol: URLProtocol {
             for field in response.head.headerFields {
                 fields[field.name.rawName] = fields[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
             }
-            guard let http = HTTPURLResponse(url: response.url, statusCode: response.head.status.code, httpVersion: "HTTP/1.1", headerFields: fields) else {
+            guard
+                let http = HTTPURLResponse(
+                    url: response.url, statusCode: response.head.status.code, httpVersion: "HTTP/1.1",
+                    headerFields: fields)
+            else {
                 throw URLError(.badServerResponse)
             }
             client?.urlProtocol(this, didReceive: http, cacheStoragePolicy: .notAllowed)

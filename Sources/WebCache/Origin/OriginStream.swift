@@ -43,7 +43,9 @@ extension OriginFetching {
     }
 
     /// Drops interim responses: for origins that do not see them.
-    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream {
+    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws
+        -> OriginStream
+    {
         try await stream(request, body: body)
     }
 }

@@ -1,9 +1,9 @@
+import Foundation
 import HTTPTypes
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Foundation
 
 /// An origin on URLSession: for apps that want the system's networking (proxies, VPNs, Apple
 /// platform policies). Redirects are refused so that the cache sees and stores each hop.
@@ -49,7 +49,8 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
                 fields.append(HTTPField(name: name, value: value))
             }
         }
-        return OriginResponse(head: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), body: data)
+        return OriginResponse(
+            head: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), body: data)
     }
 
     static func classify(_ error: URLError, url: URL) -> OriginError {
@@ -60,7 +61,9 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
             return OriginError(.invalidResponse, "\(url.absoluteString) sent a broken response", cause: error)
         case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .internationalRoamingOff,
             .dataNotAllowed, .callIsActive:
-            return OriginError(.unreachable, "cannot connect to \(url.host ?? url.absoluteString)", cause: error, connectionFailed: true)
+            return OriginError(
+                .unreachable, "cannot connect to \(url.host ?? url.absoluteString)", cause: error,
+                connectionFailed: true)
         default:
             return OriginError(.unreachable, "cannot reach \(url.host ?? url.absoluteString)", cause: error)
         }

@@ -20,8 +20,12 @@ extension CachePolicy {
         guard enabled else { return false }
         guard let allow else { return true }
         let host = url.host ?? ""
-        if !allow.hosts.isEmpty, !allow.hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) }) { return false }
-        if !allow.urlPatterns.isEmpty, !allow.urlPatterns.contains(where: { $0.matches(url.absoluteString) }) { return false }
+        if !allow.hosts.isEmpty, !allow.hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) }) {
+            return false
+        }
+        if !allow.urlPatterns.isEmpty, !allow.urlPatterns.contains(where: { $0.matches(url.absoluteString) }) {
+            return false
+        }
         if !allow.userAgentSuffixes.isEmpty {
             let agent = request.headerFields[.userAgent] ?? ""
             if !allow.userAgentSuffixes.contains(where: { agent.hasSuffix($0) }) { return false }
@@ -34,9 +38,21 @@ extension CachePolicy {
         let host = url.host ?? ""
         let type = contentType?.lowercased() ?? ""
         return lifetimes.first { rule in
-            if let hosts = rule.hosts, !hosts.isEmpty, !hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) }) { return false }
-            if let patterns = rule.urlPatterns, !patterns.isEmpty, !patterns.contains(where: { $0.matches(url.absoluteString) }) { return false }
-            if let types = rule.contentTypes, !types.isEmpty, !types.contains(where: { type.hasPrefix($0.lowercased()) }) { return false }
+            if let hosts = rule.hosts, !hosts.isEmpty,
+                !hosts.contains(where: { URLPattern.hostMatches(host, suffix: $0) })
+            {
+                return false
+            }
+            if let patterns = rule.urlPatterns, !patterns.isEmpty,
+                !patterns.contains(where: { $0.matches(url.absoluteString) })
+            {
+                return false
+            }
+            if let types = rule.contentTypes, !types.isEmpty,
+                !types.contains(where: { type.hasPrefix($0.lowercased()) })
+            {
+                return false
+            }
             return true
         }
     }
@@ -48,7 +64,8 @@ extension CachePolicy {
         let defaults = CachePolicy()
         self.init(
             enabled: try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? defaults.enabled,
-            offlineMaxStale: try container.decodeIfPresent(Int.self, forKey: .offlineMaxStale) ?? defaults.offlineMaxStale,
+            offlineMaxStale: try container.decodeIfPresent(Int.self, forKey: .offlineMaxStale)
+                ?? defaults.offlineMaxStale,
             offlineStrict: try container.decodeIfPresent(Bool.self, forKey: .offlineStrict) ?? false,
             networkTimeout: try Self.decodeNetworkTimeout(container),
             allow: try container.decodeIfPresent(AllowList.self, forKey: .allow),
@@ -63,7 +80,8 @@ extension CachePolicy {
         guard let seconds = try container.decodeIfPresent(Double.self, forKey: .networkTimeout) else { return nil }
         guard seconds.isFinite, seconds >= 0 else {
             throw DecodingError.dataCorruptedError(
-                forKey: .networkTimeout, in: container, debugDescription: "networkTimeout must be a number of seconds ≥ 0 (or off), not \(seconds)")
+                forKey: .networkTimeout, in: container,
+                debugDescription: "networkTimeout must be a number of seconds ≥ 0 (or off), not \(seconds)")
         }
         return seconds
     }

@@ -65,7 +65,8 @@ public struct CachePolicy: Sendable, Hashable, Codable {
     /// Creates a policy; the default caches everything by RFC 9111 and serves stale offline
     /// for up to 30 days.
     public init(
-        enabled: Bool = true, offlineMaxStale: Int? = 30 * 86_400, offlineStrict: Bool = false, networkTimeout: Double? = nil,
+        enabled: Bool = true, offlineMaxStale: Int? = 30 * 86_400, offlineStrict: Bool = false,
+        networkTimeout: Double? = nil,
         allow: AllowList? = nil, block: BlockList = .init(), lifetimes: [LifetimeRule] = []
     ) {
         self.enabled = enabled

@@ -26,7 +26,9 @@ public struct StorageSettings: Sendable, Hashable, Codable {
     public var maximumEntrySize: Int?
 
     /// Creates settings; `nil` keeps the store's default.
-    public init(subdirectory: String? = nil, memoryCapacity: Int? = nil, diskCapacity: Int? = nil, maximumEntrySize: Int? = nil) {
+    public init(
+        subdirectory: String? = nil, memoryCapacity: Int? = nil, diskCapacity: Int? = nil, maximumEntrySize: Int? = nil
+    ) {
         self.subdirectory = subdirectory
         self.memoryCapacity = memoryCapacity
         self.diskCapacity = diskCapacity
@@ -37,11 +39,14 @@ public struct StorageSettings: Sendable, Hashable, Codable {
     public func apply(to configuration: inout CacheStore.Configuration) throws {
         if let subdirectory {
             guard !subdirectory.isEmpty, !subdirectory.contains(".."), !subdirectory.hasPrefix("/") else {
-                throw PolicyError(.invalidConfiguration, "storage.subdirectory must be a relative name, not '\(subdirectory)'")
+                throw PolicyError(
+                    .invalidConfiguration, "storage.subdirectory must be a relative name, not '\(subdirectory)'")
             }
             configuration.directory = configuration.directory.appendingPathComponent(subdirectory)
         }
-        for (name, value) in [("memoryCapacity", memoryCapacity), ("diskCapacity", diskCapacity), ("maximumEntrySize", maximumEntrySize)] {
+        for (name, value) in [
+            ("memoryCapacity", memoryCapacity), ("diskCapacity", diskCapacity), ("maximumEntrySize", maximumEntrySize),
+        ] {
             if let value, value < 0 { throw PolicyError(.invalidConfiguration, "storage.\(name) must not be negative") }
         }
         if let memoryCapacity { configuration.memoryCapacity = memoryCapacity }

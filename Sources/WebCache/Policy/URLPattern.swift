@@ -1,4 +1,5 @@
 import HTTPCaching
+
 /// A URL wildcard pattern: `*` matches any run of characters, everything else itself, without
 /// regard to case. `https://ads.example.com/*`, `*/banners/*`, `*.gif`.
 public struct URLPattern: Sendable, Hashable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {

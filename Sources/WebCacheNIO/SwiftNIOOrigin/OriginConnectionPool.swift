@@ -1,6 +1,6 @@
-import WebCache
 import NIOConcurrencyHelpers
 import NIOCore
+import WebCache
 
 /// A kept-alive connection to an origin and its exchange handler.
 struct OriginConnection: Sendable {
@@ -33,7 +33,9 @@ final class OriginConnectionPool: Sendable {
             guard var connections = table[endpoint] else { return nil }
             defer { table[endpoint] = connections.isEmpty ? nil : connections }
             expired = removeExpired(from: &connections, now: now)
-            let index = connections.lastIndex { loop != nil && $0.connection.channel.eventLoop === loop! } ?? connections.indices.last
+            let index =
+                connections.lastIndex { loop != nil && $0.connection.channel.eventLoop === loop! }
+                ?? connections.indices.last
             guard let index else { return nil }
             return connections.remove(at: index).connection
         }
@@ -54,7 +56,9 @@ final class OriginConnectionPool: Sendable {
                     table[key] = connections.isEmpty ? nil : connections
                 }
             }
-            guard connection.channel.isActive, table[endpoint, default: []].count < maximumIdlePerEndpoint else { return false }
+            guard connection.channel.isActive, table[endpoint, default: []].count < maximumIdlePerEndpoint else {
+                return false
+            }
             table[endpoint, default: []].append(Idle(connection: connection, since: now))
             return true
         }

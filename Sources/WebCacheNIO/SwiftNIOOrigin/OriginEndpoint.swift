@@ -1,5 +1,5 @@
-import WebCache
 import HTTPCaching
+import WebCache
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

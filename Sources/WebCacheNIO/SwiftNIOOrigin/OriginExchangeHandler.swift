@@ -1,7 +1,7 @@
-import WebCache
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import WebCache
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -133,7 +133,9 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             context.eventLoop.execute {
                 let (handler, context) = bound.value
                 guard handler.exchange != nil else { return }
-                let closed = handler.headReceived ? Failure.closedDuringBody(received: handler.received) : Failure.closedBeforeHead
+                let closed =
+                    handler.headReceived
+                    ? Failure.closedDuringBody(received: handler.received) : Failure.closedBeforeHead
                 handler.fail(handler.lastError ?? closed, context: context)
             }
         }
@@ -172,6 +174,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         for (name, value) in head.headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
         }
-        return HTTPResponse(status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
+        return HTTPResponse(
+            status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
     }
 }

@@ -62,7 +62,8 @@ public final class SwiftNIOOrigin: OriginFetching {
         } catch {
             throw OriginError(.invalidRequest, "cannot set up TLS for HTTPS origins: \(error)", cause: error)
         }
-        self.pool = OriginConnectionPool(maximumIdlePerEndpoint: maximumIdleConnectionsPerHost, idleTimeout: .seconds(30))
+        self.pool = OriginConnectionPool(
+            maximumIdlePerEndpoint: maximumIdleConnectionsPerHost, idleTimeout: .seconds(30))
     }
 
     /// Closes the idle connections.
@@ -83,9 +84,13 @@ public final class SwiftNIOOrigin: OriginFetching {
 
     /// Sends the request, hands interim responses to `interim`, and streams the body; see
     /// ``OriginFetching/stream(_:body:interim:)``.
-    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream {
+    public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws
+        -> OriginStream
+    {
         guard let url = request.url, let endpoint = OriginEndpoint(url) else {
-            throw OriginError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
+            throw OriginError(
+                .invalidRequest,
+                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
         }
         let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body?.count)
         let bytes = body.map { ByteBuffer(bytes: $0) }
@@ -93,7 +98,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         if let kept = pool.take(endpoint, preferring: loop) {
             do {
                 return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, url: url, interim: interim)
-            } catch where (request.method == .get || request.method == .head) && Self.connectionDropped(error) {
+            } catch  where (request.method == .get || request.method == .head) && Self.connectionDropped(error) {
                 // The origin closed the kept-alive connection as the request went out: the one
                 // retry that helps, on a new connection (browsers do the same).
             } catch {
@@ -147,11 +152,15 @@ public final class SwiftNIOOrigin: OriginFetching {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.hostIsAddress ? nil : endpoint.host))
+                        try pipeline.addHandler(
+                            NIOSSLClientHandler(
+                                context: tls, serverHostname: endpoint.hostIsAddress ? nil : endpoint.host))
                     }
                     try pipeline.addHandler(HTTPRequestEncoder())
                     try pipeline.addHandler(
-                        ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+                        ByteToMessageHandler(
+                            HTTPResponseDecoder(
+                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
                     let handler = OriginExchangeHandler()
                     try pipeline.addHandler(handler)
                     added.withLockedValue { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
@@ -173,7 +182,8 @@ public final class SwiftNIOOrigin: OriginFetching {
     static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> HTTPRequestHead {
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: endpoint.authority)
-        for field in request.headerFields where field.name.canonicalName != "host" && field.name != .contentLength && field.name != .transferEncoding {
+        for field in request.headerFields
+        where field.name.canonicalName != "host" && field.name != .contentLength && field.name != .transferEncoding {
             headers.add(name: field.name.rawName, value: field.value)
         }
         if let bodyLength {
@@ -182,7 +192,8 @@ public final class SwiftNIOOrigin: OriginFetching {
             headers.add(name: "Content-Length", value: "0")
         }
         let target = request.path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
-        return HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: target, headers: headers)
+        return HTTPRequestHead(
+            version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: target, headers: headers)
     }
 
     /// Whether a kept-alive connection was closed or reset under a request, before any answer.
@@ -202,7 +213,10 @@ public final class SwiftNIOOrigin: OriginFetching {
         case OriginExchangeHandler.Failure.tooLarge, OriginExchangeHandler.Failure.switchingProtocols:
             return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
         case let failure as OriginExchangeHandler.Failure:
-            return OriginError(.unreachable, receiving ? "\(name) stopped answering: \(failure)" : "no answer from \(name): \(failure)", cause: error)
+            return OriginError(
+                .unreachable,
+                receiving ? "\(name) stopped answering: \(failure)" : "no answer from \(name): \(failure)", cause: error
+            )
         default:
             break
         }
@@ -211,8 +225,10 @@ public final class SwiftNIOOrigin: OriginFetching {
             return OriginError(.invalidResponse, "\(name) failed TLS verification: \(reason)", cause: error)
         }
         if !receiving, let reason = ConnectionErrors.failure(error) {
-            return OriginError(.unreachable, "cannot connect to \(name): \(reason)", cause: error, connectionFailed: true)
+            return OriginError(
+                .unreachable, "cannot connect to \(name): \(reason)", cause: error, connectionFailed: true)
         }
-        return OriginError(.unreachable, receiving ? "\(name) stopped answering" : "no answer from \(name)", cause: error)
+        return OriginError(
+            .unreachable, receiving ? "\(name) stopped answering" : "no answer from \(name)", cause: error)
     }
 }

@@ -52,7 +52,9 @@ extension DiscoveredReference {
         let trimmed = reference.trimmingWhitespace()
         guard !trimmed.isEmpty, !trimmed.hasPrefix("#"),
             let resolved = URL(string: trimmed, relativeTo: base)?.absoluteURL
-                ?? URL(string: trimmed.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "", relativeTo: base)?.absoluteURL,
+                ?? URL(
+                    string: trimmed.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed) ?? "",
+                    relativeTo: base)?.absoluteURL,
             HTTPURLs.isAbsoluteHTTP(resolved)
         else { return nil }
         var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false)

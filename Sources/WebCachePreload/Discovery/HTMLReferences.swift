@@ -57,10 +57,14 @@ public enum HTMLReferences {
         let collector = Collector()
         let context = Unmanaged.passUnretained(collector).toOpaque()
         _ = html.withUnsafeBytes { bytes in
-            webcache_scan_html(bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), url.absoluteString, context) {
+            webcache_scan_html(
+                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), url.absoluteString, context
+            ) {
                 context, name, parent, attributes, count, text in
                 guard let context, let name, let parent else { return }
-                var element = Element(name: String(cString: name), parent: String(cString: parent), attributes: [:], text: text.map { String(cString: $0) })
+                var element = Element(
+                    name: String(cString: name), parent: String(cString: parent), attributes: [:],
+                    text: text.map { String(cString: $0) })
                 for index in 0..<Int(count) {
                     guard let key = attributes?[2 * index], let value = attributes?[2 * index + 1] else { continue }
                     let name = String(cString: key)
@@ -87,14 +91,17 @@ public enum HTMLReferences {
             let attribute = { (name: String) in element.attributes[name] }
             switch element.name {
             case "link":
-                examineLink(rel: attribute("rel") ?? "", as: attribute("as"), href: attribute("href"), imageSourceSet: attribute("imagesrcset"))
+                examineLink(
+                    rel: attribute("rel") ?? "", as: attribute("as"), href: attribute("href"),
+                    imageSourceSet: attribute("imagesrcset"))
             case "script":
                 add(attribute("src"), .script)
             case "img":
                 add(attribute("src"), .image)
                 addSourceSet(attribute("srcset"), .image)
             case "source":
-                let kind: DiscoveredReference.Kind = element.parent == "video" || element.parent == "audio" ? .media : .image
+                let kind: DiscoveredReference.Kind =
+                    element.parent == "video" || element.parent == "audio" ? .media : .image
                 add(attribute("src"), kind)
                 addSourceSet(attribute("srcset"), kind)
             case "video":
@@ -113,7 +120,8 @@ public enum HTMLReferences {
             case "style":
                 if let css = element.text { addStyleSheet(css) }
             case "a", "area":
-                if let href = attribute("href"), let link = DiscoveredReference.resolve(href, against: base, kind: .link),
+                if let href = attribute("href"),
+                    let link = DiscoveredReference.resolve(href, against: base, kind: .link),
                     seenLinks.insert(link.url).inserted
                 {
                     links.append(link.url)
@@ -125,11 +133,17 @@ public enum HTMLReferences {
             if let style = attribute("style") { addStyleSheet(style) }
         }
 
-        private mutating func examineLink(rel: String, as destination: String?, href: String?, imageSourceSet: String?) {
-            let relations = Set(rel.lowercased().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0C}" }).map(String.init))
+        private mutating func examineLink(rel: String, as destination: String?, href: String?, imageSourceSet: String?)
+        {
+            let relations = Set(
+                rel.lowercased().split(whereSeparator: {
+                    $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\u{0C}"
+                }).map(String.init))
             if relations.contains("stylesheet") {
                 add(href, .stylesheet)
-            } else if relations.contains("preload") || relations.contains("modulepreload") || relations.contains("prefetch") {
+            } else if relations.contains("preload") || relations.contains("modulepreload")
+                || relations.contains("prefetch")
+            {
                 let kind: DiscoveredReference.Kind
                 switch destination?.lowercased() {
                 case "style": kind = .stylesheet
@@ -137,12 +151,15 @@ public enum HTMLReferences {
                 case "image": kind = .image
                 case "audio", "video", "track": kind = .media
                 case "document": kind = .frame
-                case "script", "worker", .none: kind = relations.contains("modulepreload") || destination != nil ? .script : .other
+                case "script", "worker", .none:
+                    kind = relations.contains("modulepreload") || destination != nil ? .script : .other
                 default: kind = .other
                 }
                 add(href, kind)
                 addSourceSet(imageSourceSet, .image)
-            } else if !relations.isDisjoint(with: ["icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon", "shortcut"]) {
+            } else if !relations.isDisjoint(with: [
+                "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon", "shortcut",
+            ]) {
                 add(href, .image)
             } else if relations.contains("manifest") {
                 add(href, .manifest)
@@ -151,13 +168,20 @@ public enum HTMLReferences {
 
         private mutating func addStyleSheet(_ css: String) {
             for reference in CSSReferences.scan(css) {
-                guard let resolved = DiscoveredReference.resolve(reference.url, against: base, kind: .other) else { continue }
-                append(DiscoveredReference(url: resolved.url, kind: reference.isImport ? .stylesheet : DiscoveredReference.kindOfStyleResource(resolved.url)))
+                guard let resolved = DiscoveredReference.resolve(reference.url, against: base, kind: .other) else {
+                    continue
+                }
+                append(
+                    DiscoveredReference(
+                        url: resolved.url,
+                        kind: reference.isImport ? .stylesheet : DiscoveredReference.kindOfStyleResource(resolved.url)))
             }
         }
 
         private mutating func add(_ reference: String?, _ kind: DiscoveredReference.Kind) {
-            guard let reference, let resolved = DiscoveredReference.resolve(reference, against: base, kind: kind) else { return }
+            guard let reference, let resolved = DiscoveredReference.resolve(reference, against: base, kind: kind) else {
+                return
+            }
             append(resolved)
         }
 

@@ -7,7 +7,9 @@ public enum SourceSet {
         var index = 0
         var urls: [String] = []
         while index < scalars.count {
-            while index < scalars.count && (CSSReferences.isSpace(scalars[index]) || scalars[index] == ",") { index += 1 }
+            while index < scalars.count && (CSSReferences.isSpace(scalars[index]) || scalars[index] == ",") {
+                index += 1
+            }
             guard index < scalars.count else { break }
             var url = String.UnicodeScalarView()
             while index < scalars.count && !CSSReferences.isSpace(scalars[index]) {

@@ -49,7 +49,9 @@ final class PreloadRun: Sendable {
     }
 
     /// Fetches references concurrently, following stylesheets and frames.
-    private func loadAll(_ references: [DiscoveredReference], of page: URL, visited: Locked<Set<String>>) async -> [ResourceResult] {
+    private func loadAll(_ references: [DiscoveredReference], of page: URL, visited: Locked<Set<String>>) async
+        -> [ResourceResult]
+    {
         let wanted = references.filter { reference in
             inScope(reference.url, of: page) && visited.withLock { $0.insert(reference.url.absoluteString).inserted }
         }
@@ -61,15 +63,22 @@ final class PreloadRun: Sendable {
         }
     }
 
-    private func load(_ reference: DiscoveredReference, of page: URL, visited: Locked<Set<String>>) async -> [ResourceResult] {
+    private func load(_ reference: DiscoveredReference, of page: URL, visited: Locked<Set<String>>) async
+        -> [ResourceResult]
+    {
         let fetched = await fetch(reference.url, kind: reference.kind)
         guard let body = fetched.body else { return [fetched.result] }
         switch reference.kind {
         case .stylesheet:
             let css = String(decoding: body, as: UTF8.self)
             let nested = CSSReferences.scan(css).compactMap { found -> DiscoveredReference? in
-                guard let resolved = DiscoveredReference.resolve(found.url, against: fetched.result.finalURL, kind: .other) else { return nil }
-                return DiscoveredReference(url: resolved.url, kind: found.isImport ? .stylesheet : DiscoveredReference.kindOfStyleResource(resolved.url))
+                guard
+                    let resolved = DiscoveredReference.resolve(
+                        found.url, against: fetched.result.finalURL, kind: .other)
+                else { return nil }
+                return DiscoveredReference(
+                    url: resolved.url,
+                    kind: found.isImport ? .stylesheet : DiscoveredReference.kindOfStyleResource(resolved.url))
             }
             return [fetched.result] + (await loadAll(nested, of: page, visited: visited))
         case .frame where Self.isHTML(fetched.contentType, body):
@@ -88,7 +97,11 @@ final class PreloadRun: Sendable {
             running[url.absoluteString] = task
             return task
         }
-        return await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     private func fetchNow(_ url: URL, kind: DiscoveredReference.Kind?) async -> Fetched {
@@ -98,7 +111,8 @@ final class PreloadRun: Sendable {
             let start = clock.now
             func failed(_ reason: String, status: Int? = nil, finalURL: URL = url) -> Fetched {
                 let result = ResourceResult(
-                    url: url, finalURL: finalURL, kind: kind, status: status, bytes: 0, fromCache: false, failure: reason,
+                    url: url, finalURL: finalURL, kind: kind, status: status, bytes: 0, fromCache: false,
+                    failure: reason,
                     duration: clock.now - start)
                 progress?.yield(.failed(result))
                 return Fetched(result: result)
@@ -124,7 +138,8 @@ final class PreloadRun: Sendable {
                     fromCache: response.isFromCache, failure: nil, duration: clock.now - start)
                 result.keptOffline = ["offline", "network-timeout"].contains(response.cacheStatus.detail)
                 progress?.yield(.finished(result))
-                return Fetched(result: result, body: response.body, contentType: response.head.headerFields[.contentType])
+                return Fetched(
+                    result: result, body: response.body, contentType: response.head.headerFields[.contentType])
             } catch {
                 return failed("\(error)")
             }

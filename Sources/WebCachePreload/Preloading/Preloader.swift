@@ -56,7 +56,8 @@ public final class Preloader: Sendable {
                 reports.append(recordManifest(report))
                 progress?.yield(.pageFinished(reports[reports.count - 1]))
                 guard depth < options.depth else { continue }
-                for link in links where run.inScope(link, of: report.page) && queued.insert(link.absoluteString).inserted {
+                for link in links
+                where run.inScope(link, of: report.page) && queued.insert(link.absoluteString).inserted {
                     next.append(link)
                 }
             }
@@ -79,7 +80,9 @@ public final class Preloader: Sendable {
 
     /// Preloads a plain list of resources (an app's own list of what it will need offline), kept together as one
     /// manifest named `group`.
-    public func preload(resources: [URL], group: String, progress: AsyncStream<PreloadEvent>.Continuation? = nil) async -> PageReport {
+    public func preload(resources: [URL], group: String, progress: AsyncStream<PreloadEvent>.Continuation? = nil) async
+        -> PageReport
+    {
         let run = PreloadRun(cache: cache, options: options, progress: progress)
         let results = await withTaskGroup(of: (Int, ResourceResult).self) { tasks in
             for (position, url) in resources.enumerated() {
@@ -87,7 +90,10 @@ public final class Preloader: Sendable {
             }
             return await tasks.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        let report = recordManifest(PageReport(page: URL(string: group) ?? resources.first ?? URL(fileURLWithPath: "/"), resources: results, isPinned: false), name: group)
+        let report = recordManifest(
+            PageReport(
+                page: URL(string: group) ?? resources.first ?? URL(fileURLWithPath: "/"), resources: results,
+                isPinned: false), name: group)
         progress?.yield(.completed([report]))
         progress?.finish()
         return report
@@ -104,9 +110,12 @@ public final class Preloader: Sendable {
         var isComplete = report.isComplete
         if !report.isComplete, let previous = try? cache.store.manifest(named: name) {
             urls += previous.resources.compactMap { URL(string: $0) }
-            isComplete = previous.isComplete && report.failures.allSatisfy { failure in previous.resources.contains(failure.url.absoluteString) }
+            isComplete =
+                previous.isComplete
+                && report.failures.allSatisfy { failure in previous.resources.contains(failure.url.absoluteString) }
         }
-        let manifest = PageManifest(name: name, resources: urls, isComplete: isComplete, createdAt: cache.configuration.now())
+        let manifest = PageManifest(
+            name: name, resources: urls, isComplete: isComplete, createdAt: cache.configuration.now())
         do {
             try cache.store.save(manifest)
             report.isPinned = true

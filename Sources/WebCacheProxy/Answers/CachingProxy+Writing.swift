@@ -15,10 +15,15 @@ extension CachingProxy {
     /// Writes a response: a whole body in one trip to the event loop, a body still arriving
     /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
     /// that fails half-way closes the connection, so the client sees it was cut short.
-    func write(_ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod) async {
+    func write(
+        _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence,
+        method: NIOHTTP1.HTTPMethod
+    ) async {
         guard case .arriving(let stream) = response.body else {
             channel.eventLoop.execute { [self] in
-                send(encode(response, allocator: channel.allocator, persistence: persistence, method: method), to: channel, flush: true)
+                send(
+                    encode(response, allocator: channel.allocator, persistence: persistence, method: method),
+                    to: channel, flush: true)
             }
             return
         }
@@ -28,7 +33,8 @@ extension CachingProxy {
         head.writeResponseHead(response.head, framing: framing, persistence: persistence)
         do {
             try await channel.writeAndFlush(head)
-            if case .none = framing {} else {
+            if case .none = framing {
+            } else {
                 for try await chunk in stream where !chunk.isEmpty {
                     var buffer = ByteBuffer()
                     if framing == .chunked { buffer.writeChunk(chunk) } else { buffer.writeBytes(chunk) }
@@ -45,7 +51,8 @@ extension CachingProxy {
     /// Encodes a response whose body is whole, and counts it as sent. A body file goes with it
     /// only when a body follows (not for HEAD or 304); otherwise it is closed here.
     func encode(
-        _ response: ProxyResponse, allocator: ByteBufferAllocator, persistence: ConnectionPersistence, method: NIOHTTP1.HTTPMethod
+        _ response: ProxyResponse, allocator: ByteBufferAllocator, persistence: ConnectionPersistence,
+        method: NIOHTTP1.HTTPMethod
     ) -> EncodedAnswer {
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
@@ -77,12 +84,14 @@ extension CachingProxy {
             written = channel.write(bytes)
         case .headThenFile(let head, let file):
             channel.write(head, promise: nil)
-            let region = FileRegion(fileHandle: file.handle, readerIndex: file.offset, endIndex: file.offset + file.size)
+            let region = FileRegion(
+                fileHandle: file.handle, readerIndex: file.offset, endIndex: file.offset + file.size)
             written = channel.write(IOData.fileRegion(region))
             written.whenComplete { _ in try? file.handle.close() }
         case .wholeFile(let wireFile):
             let handle = wireFile.borrowHandle()
-            written = channel.write(IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
+            written = channel.write(
+                IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
             written.whenComplete { _ in wireFile.release(handle) }
         }
         if flush { channel.flush() }
@@ -103,7 +112,9 @@ extension CachingProxy {
         case .whole(let body): return .length(body.count)
         case .arriving: break
         }
-        if let declared = response.head.headerFields[.contentLength], let length = Int(declared), length >= 0 { return .length(length) }
+        if let declared = response.head.headerFields[.contentLength], let length = Int(declared), length >= 0 {
+            return .length(length)
+        }
         return .chunked
     }
 }

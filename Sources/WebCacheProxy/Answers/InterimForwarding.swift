@@ -33,7 +33,9 @@ final class InterimForwarding: Sendable {
         let code = response.status.code
         guard (102..<200).contains(code), open.withLockedValue({ $0 }) else { return }
         var head = ByteBuffer()
-        head.writeString("HTTP/1.1 \(code) \(response.status.reasonPhrase.isEmpty ? Self.reasonPhrase(code) : response.status.reasonPhrase)\r\n")
+        head.writeString(
+            "HTTP/1.1 \(code) \(response.status.reasonPhrase.isEmpty ? Self.reasonPhrase(code) : response.status.reasonPhrase)\r\n"
+        )
         for field in MessageFields.removingHopByHop(response.headerFields) {
             head.writeString("\(field.name.rawName): \(field.value)\r\n")
         }

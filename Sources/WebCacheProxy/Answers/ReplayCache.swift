@@ -35,7 +35,8 @@ struct RequestIdentity: Hashable, Sendable {
     /// Byte for byte (``ByteExactText``).
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
-        guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version, ByteExactText.sameBytes(left.uri, right.uri),
+        guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version,
+            ByteExactText.sameBytes(left.uri, right.uri),
             left.headers.count == right.headers.count
         else { return false }
         return zip(left.headers, right.headers).allSatisfy {

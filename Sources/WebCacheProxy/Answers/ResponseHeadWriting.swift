@@ -37,15 +37,19 @@ extension ByteBuffer {
     /// Writes an HTTP/1.1 response head: the status line, `fields` without their own framing
     /// fields and their `Connection`, the framing of `framing`, and the `Connection` of
     /// `persistence`.
-    mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, persistence: ConnectionPersistence) {
+    mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, persistence: ConnectionPersistence)
+    {
         writeStaticString("HTTP/1.1 ")
         let code = response.status.code
         writeString(String(code))
         writeStaticString(" ")
         // The origin's phrase, or the usual one (the phrase may be empty: RFC 9112 §4).
-        writeString(response.status.reasonPhrase.isEmpty ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
+        writeString(
+            response.status.reasonPhrase.isEmpty
+                ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
         writeStaticString("\r\n")
-        for field in response.headerFields where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection {
+        for field in response.headerFields
+        where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection {
             writeString(field.name.rawName)
             writeStaticString(": ")
             writeString(field.value)

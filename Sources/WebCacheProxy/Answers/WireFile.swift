@@ -55,7 +55,8 @@ final class WireFile: Sendable {
         }
         guard descriptor >= 0 else { return nil }
         let wireFile = WireFile(descriptor: descriptor, size: head.readableBytes + bodySize)
-        let copied = head.withUnsafeReadableBytes { writeAll($0, to: descriptor) }
+        let copied =
+            head.withUnsafeReadableBytes { writeAll($0, to: descriptor) }
             && (try? body.withUnsafeFileDescriptor { copy(bodySize, from: $0, to: descriptor) }) == true
             && (!sealed || webcache_memory_file_seal(descriptor) == 0)
         return copied ? wireFile : nil

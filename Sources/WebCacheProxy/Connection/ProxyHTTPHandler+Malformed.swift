@@ -10,7 +10,9 @@ extension ProxyHTTPHandler {
         // (the idle timeout restarts with every byte, so it cannot stop a trickle).
         if state.readComplete(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            headDeadline = context.eventLoop.scheduleTask(in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)) {
+            headDeadline = context.eventLoop.scheduleTask(
+                in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)
+            ) {
                 let (handler, context) = loopBound.value
                 handler.headDeadline = nil
                 handler.headTimedOut(context: context)
@@ -24,7 +26,9 @@ extension ProxyHTTPHandler {
         proxy.metrics.countResponse(status: 408)
         let refusal = "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -33,7 +37,9 @@ extension ProxyHTTPHandler {
             context.close(promise: nil)
             return
         }
-        if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(status: refusal.status, reason: refusal.reason) {
+        if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(
+            status: refusal.status, reason: refusal.reason)
+        {
             refuseMalformed(status: status, reason: reason, context: context)
         }
         // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
@@ -58,6 +64,8 @@ extension ProxyHTTPHandler {
         let refusal = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         proxy.metrics.countResponse(status: status)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: refusal))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
     }
 }

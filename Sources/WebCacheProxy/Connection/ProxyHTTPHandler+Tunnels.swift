@@ -26,7 +26,9 @@ extension ProxyHTTPHandler {
     }
 
     /// Connects to `destination`, then replaces the HTTP handlers by a byte-for-byte tunnel.
-    fileprivate func connectTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination) {
+    fileprivate func connectTunnel(
+        context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination
+    ) {
         state.startConnectingTunnel()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         proxy.connectTunnel(to: destination, on: context.eventLoop).whenComplete { result in
@@ -41,7 +43,9 @@ extension ProxyHTTPHandler {
                 handler.becomeTunnel(context: context, upstream: upstream)
             case .failure(let error):
                 handler.state.tunnelFailed()
-                handler.refusal = (error as? ProxyRefusal)?.response ?? .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
+                handler.refusal =
+                    (error as? ProxyRefusal)?.response
+                    ?? .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
                 handler.respond(context: context, head: head)
             }
         }
@@ -68,12 +72,14 @@ extension ProxyHTTPHandler {
     /// `established`, lets reading resume, and takes this handler and the request decoder out
     /// (bytes the decoder still holds go to `handler`; `decoderRemoved` runs after).
     private func handOver(
-        context: ChannelHandlerContext, to handler: any ChannelHandler, established: Bool, decoderRemoved: (@Sendable () -> Void)? = nil
+        context: ChannelHandlerContext, to handler: any ChannelHandler, established: Bool,
+        decoderRemoved: (@Sendable () -> Void)? = nil
     ) throws {
         let pipeline = context.pipeline.syncOperations
         try pipeline.addHandler(handler)
         if established {
-            context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+            context.writeAndFlush(
+                NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
         }
         state.handedOver()
         context.read()
@@ -86,19 +92,27 @@ extension ProxyHTTPHandler {
     /// Intercepts a tunnel: once the host's certificate has verified (or the host cannot be
     /// reached, so only stored answers can be served) and a certificate is ready for it,
     /// answers the `CONNECT` and waits for the client's first bytes (``TunnelSniffer``).
-    fileprivate func openInterceptedTunnel(context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination, interception: Interception) {
+    fileprivate func openInterceptedTunnel(
+        context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination,
+        interception: Interception
+    ) {
         state.startConnectingTunnel()
         let eventLoop = context.eventLoop
-        let ready = interception.verification.verdict(for: destination, on: eventLoop).flatMap { verdict -> EventLoopFuture<NIOSSLContext?> in
+        let ready = interception.verification.verdict(for: destination, on: eventLoop).flatMap {
+            verdict -> EventLoopFuture<NIOSSLContext?> in
             switch verdict {
             case .refused(let reason):
-                let refusal = ProxyResponse.error(502, "will not open HTTPS to \(destination.host):\(destination.port): its certificate failed verification: \(reason)")
+                let refusal = ProxyResponse.error(
+                    502,
+                    "will not open HTTPS to \(destination.host):\(destination.port): its certificate failed verification: \(reason)"
+                )
                 return eventLoop.makeFailedFuture(ProxyRefusal(response: refusal))
             case .notIntercepted:
                 return eventLoop.makeSucceededFuture(nil)
             case .verified, .unreachable:
                 return interception.certificates.serverContext(
-                    for: destination.host, port: destination.port, on: eventLoop, vetting: interception.verification.vetting(for: destination)
+                    for: destination.host, port: destination.port, on: eventLoop,
+                    vetting: interception.verification.vetting(for: destination)
                 ).map { $0 }
             }
         }
@@ -126,9 +140,13 @@ extension ProxyHTTPHandler {
         }
     }
 
-    fileprivate func becomeInterceptedTunnel(context: ChannelHandlerContext, destination: TunnelDestination, tls: NIOSSLContext) {
+    fileprivate func becomeInterceptedTunnel(
+        context: ChannelHandlerContext, destination: TunnelDestination, tls: NIOSSLContext
+    ) {
         do {
-            try handOver(context: context, to: InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls), established: true)
+            try handOver(
+                context: context, to: InterceptedTunnel.sniffer(proxy: proxy, destination: destination, tls: tls),
+                established: true)
         } catch {
             proxy.logger.warning("could not set up an intercepted tunnel: \(error)")
             context.close(promise: nil)
@@ -142,7 +160,9 @@ extension ProxyHTTPHandler {
         state.startAnswering()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
-        interception.verification.connect(to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout).whenComplete { result in
+        interception.verification.connect(
+            to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout
+        ).whenComplete { result in
             let (handler, context) = loopBound.value
             guard context.channel.isActive else {
                 if case .success(let upstream) = result { upstream.close(promise: nil) }
@@ -151,14 +171,17 @@ extension ProxyHTTPHandler {
             switch result {
             case .success(let upstream):
                 var requestHead = ByteBuffer()
-                requestHead.writeString("\(head.method.token) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
+                requestHead.writeString(
+                    "\(head.method.token) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
                 for (name, value) in head.headers { requestHead.writeString("\(name): \(value)\r\n") }
                 requestHead.writeString("\r\n")
                 upstream.write(requestHead, promise: nil)
                 handler.becomeTunnel(context: context, upstream: upstream, established: false)
             case .failure(let error):
                 handler.state.tunnelFailed()
-                handler.refusal = .error(502, "cannot connect to \(tunnel.authority) for the upgrade: \(TLSFailure.reason(error) ?? "\(error)")")
+                handler.refusal = .error(
+                    502,
+                    "cannot connect to \(tunnel.authority) for the upgrade: \(TLSFailure.reason(error) ?? "\(error)")")
                 handler.respond(context: context, head: head)
             }
         }

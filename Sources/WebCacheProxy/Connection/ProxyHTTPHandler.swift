@@ -77,15 +77,21 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             refusal = nil
             let size = Self.headSize(requestHead)
             if size > proxy.configuration.maximumHeaderSize {
-                refusal = .error(431, "the request head is \(size) bytes; the limit is \(proxy.configuration.maximumHeaderSize)")
+                refusal = .error(
+                    431, "the request head is \(size) bytes; the limit is \(proxy.configuration.maximumHeaderSize)")
             } else if let problem = RequestHeadChecks.hostProblem(requestHead) {
                 refusal = .error(400, problem)
             } else if let problem = tunnel?.hostProblem(requestHead) {
                 refusal = .error(421, problem)
-            } else if let length = RequestHeadChecks.declaredLength(requestHead), length > proxy.configuration.maximumRequestBodySize {
-                refusal = .error(413, "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
+            } else if let length = RequestHeadChecks.declaredLength(requestHead),
+                length > proxy.configuration.maximumRequestBodySize
+            {
+                refusal = .error(
+                    413,
+                    "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
             } else if RequestHeadChecks.expectsContinue(requestHead) {
-                context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
             }
             if refusal != nil && RequestHeadChecks.expectsContinue(requestHead) {
                 // The client waits for a 100 before it sends the body: the refusal goes now, in its
@@ -96,7 +102,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .body(var chunk):
             guard refusal == nil else { return }
             if body.readableBytes + chunk.readableBytes > proxy.configuration.maximumRequestBodySize {
-                refusal = .error(413, "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
+                refusal = .error(
+                    413, "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
                 body.clear()
             } else {
                 body.writeBuffer(&chunk)
@@ -169,18 +176,25 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let persistence = ConnectionPersistence(
             for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
-        let mayRepeat = proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
+        let mayRepeat =
+            proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
         let identity = mayRepeat ? RequestIdentity(head: head) : nil
         if let identity, let answer = proxy.replayedAnswer(to: identity, from: answers) {
             finish(answer, context: context, persistence: persistence)
             return
         }
-        if clientOnLoopback == nil { clientOnLoopback = context.channel.remoteAddress?.ipAddress.map(NetworkExposure.isLoopback) ?? false }
-        let routing = refusal.map { ProxyRouting.answered($0) } ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false, tunnel: tunnel)
+        if clientOnLoopback == nil {
+            clientOnLoopback = context.channel.remoteAddress?.ipAddress.map(NetworkExposure.isLoopback) ?? false
+        }
+        let routing =
+            refusal.map { ProxyRouting.answered($0) }
+            ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false, tunnel: tunnel)
         let allocator = context.channel.allocator
         switch routing {
         case .answered(let response) where response.body.isWhole:
-            finish(proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method), context: context, persistence: persistence)
+            finish(
+                proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method),
+                context: context, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let response = proxy.storedResponse(for: request, url: url) {

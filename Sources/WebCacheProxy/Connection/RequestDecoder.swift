@@ -24,7 +24,9 @@ struct RequestDecoder: ByteToMessageDecoder {
         }
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
         do {
             return try decoder.decodeLast(context: context, buffer: &buffer, seenEOF: seenEOF)
         } catch HTTPParserError.invalidMethod {
@@ -46,9 +48,11 @@ struct RequestDecoder: ByteToMessageDecoder {
     /// not taken for an unknown one, and the bytes get a 400 as before.
     static func unknownMethod(atStartOf bytes: ByteBuffer) -> UnknownMethod? {
         bytes.withUnsafeReadableBytes { raw -> UnknownMethod? in
-            let line = raw.prefix(8192).split(separator: UInt8(ascii: "\r"), maxSplits: 1, omittingEmptySubsequences: false)[0]
+            let line = raw.prefix(8192).split(
+                separator: UInt8(ascii: "\r"), maxSplits: 1, omittingEmptySubsequences: false)[0]
             let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-            guard parts.count == 3, (1...32).contains(parts[0].count), parts[0].allSatisfy(isTokenCharacter), !parts[1].isEmpty,
+            guard parts.count == 3, (1...32).contains(parts[0].count), parts[0].allSatisfy(isTokenCharacter),
+                !parts[1].isEmpty,
                 parts[2].starts(with: "HTTP/".utf8)
             else { return nil }
             let method = String(decoding: parts[0], as: UTF8.self)
@@ -59,7 +63,8 @@ struct RequestDecoder: ByteToMessageDecoder {
     /// `tchar` of RFC 9110 §5.6.2.
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)

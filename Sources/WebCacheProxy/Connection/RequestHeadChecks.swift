@@ -23,7 +23,10 @@ enum RequestHeadChecks {
             if bytes.first == UInt8(ascii: "[") {
                 index = 1
                 while index < bytes.count, bytes[index] != UInt8(ascii: "]") {
-                    guard isHexDigit(bytes[index]) || bytes[index] == UInt8(ascii: ":") || bytes[index] == UInt8(ascii: ".") else { return false }
+                    guard
+                        isHexDigit(bytes[index]) || bytes[index] == UInt8(ascii: ":")
+                            || bytes[index] == UInt8(ascii: ".")
+                    else { return false }
                     index += 1
                 }
                 guard index < bytes.count, index > 1 else { return false }
@@ -37,7 +40,8 @@ enum RequestHeadChecks {
             guard index < bytes.count else { return true }
             guard bytes[index] == UInt8(ascii: ":") else { return false }
             let port = bytes[(index + 1)...]
-            return !port.isEmpty && port.count <= 5 && port.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            return !port.isEmpty && port.count <= 5
+                && port.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
     }
 
@@ -49,9 +53,13 @@ enum RequestHeadChecks {
     /// unreserved / pct-encoded (its `%`) / sub-delims.
     private static func isRegNameByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
-            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "!"),
+            UInt8(ascii: "$"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: ","), UInt8(ascii: ";"),
             UInt8(ascii: "="), UInt8(ascii: "%"):
             true
         default: false
@@ -62,7 +70,9 @@ enum RequestHeadChecks {
     static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
         head.version.major == 1 && head.version.minor >= 1
             && head.headers["Expect"].contains { value in
-                value.lowercased().split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" } == "100-continue" }
+                value.lowercased().split(separator: ",").contains {
+                    $0.filter { $0 != " " && $0 != "\t" } == "100-continue"
+                }
             }
     }
 
@@ -71,7 +81,9 @@ enum RequestHeadChecks {
     static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
         head.method == .GET
             && head.headers["Upgrade"].contains { $0.lowercased().contains("websocket") }
-            && head.headers["Connection"].contains { $0.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "upgrade" } }
+            && head.headers["Connection"].contains {
+                $0.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "upgrade" }
+            }
     }
 
     /// The `Content-Length` the head declares, when it is one valid number.

@@ -27,34 +27,51 @@ package enum ProxyRouting: Sendable {
 extension CachingProxy {
     /// Turns a client request into a cache request, or answers it when it is for the proxy
     /// itself or cannot go anywhere.
-    package func route(_ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil) -> ProxyRouting {
+    package func route(
+        _ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil
+    ) -> ProxyRouting {
         // Inside a tunnel the path is the origin's, never the proxy's own.
         if tunnel == nil, let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
             guard fromLoopback else { return .answered(.error(403, "the metrics are for clients on this machine")) }
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             response.headerFields[.cacheControl] = "no-store"
-            return .answered(ProxyResponse(head: response, body: .whole(Data(metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
+            return .answered(
+                ProxyResponse(
+                    head: response,
+                    body: .whole(
+                        Data(
+                            metrics.exposition(
+                                engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
         }
-        guard let method = HTTPRequest.Method(head.method.token) else { return .answered(.error(400, "invalid method")) }
+        guard let method = HTTPRequest.Method(head.method.token) else {
+            return .answered(.error(400, "invalid method"))
+        }
         let target: URL
         var request: HTTPRequest
         if let tunnel {
             guard let url = tunnel.url(for: head.uri) else {
                 return .answered(.error(400, "cannot route \(head.uri) inside a tunnel to \(tunnel.authority)"))
             }
-            guard destinationAllowed(host: tunnel.host) else { return .answered(.error(403, "\(tunnel.host) is not an allowed destination")) }
+            guard destinationAllowed(host: tunnel.host) else {
+                return .answered(.error(403, "\(tunnel.host) is not an allowed destination"))
+            }
             target = url
             request = HTTPRequest(method: method, url: url)
         } else if let upstream = configuration.upstream {
-            guard let reverse = reverseTarget(head.uri) else { return .answered(.error(400, "cannot route \(head.uri): invalid target")) }
+            guard let reverse = reverseTarget(head.uri) else {
+                return .answered(.error(400, "cannot route \(head.uri): invalid target"))
+            }
             target = reverse.url
-            request = HTTPRequest(method: method, scheme: upstream.scheme, authority: upstreamAuthority, path: reverse.path)
+            request = HTTPRequest(
+                method: method, scheme: upstream.scheme, authority: upstreamAuthority, path: reverse.path)
         } else {
             guard let forward = forwardTarget(head.uri) else {
                 return .answered(.error(400, "cannot route \(head.uri): forward mode needs an absolute http URL"))
             }
-            guard destinationAllowed(forward) else { return .answered(.error(403, "\(forward.host ?? "this host") is not an allowed destination")) }
+            guard destinationAllowed(forward) else {
+                return .answered(.error(403, "\(forward.host ?? "this host") is not an allowed destination"))
+            }
             target = forward
             request = HTTPRequest(method: method, url: forward)
         }
@@ -74,7 +91,8 @@ extension CachingProxy {
     /// socket without being read into memory; when such a file cannot be opened (removed since),
     /// the answer is left to the engine, which reads the body and handles a broken entry.
     func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
-        guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) else { return nil }
+        guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize)
+        else { return nil }
         var outgoing = outgoing(response.head, body: .whole(response.body))
         if let stored = response.storedFile {
             guard var file = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
@@ -116,7 +134,9 @@ extension CachingProxy {
     /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
     /// answer is small enough to keep (``ReplayCache/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each replay.
-    func remember(_ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: ReplayCache) {
+    func remember(
+        _ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: ReplayCache
+    ) {
         guard let terms = response.replayTerms else { return }
         let wire: RecordedAnswer.Wire
         switch encoded {
@@ -126,7 +146,8 @@ extension CachingProxy {
         case .headThenFile(let head, let file):
             // Only a whole body: a range of it (a 206) is not replayed from the entry's file.
             guard file.offset == 0, answers.admits(identity) else { return }
-            let whole = head.readableBytes + file.size <= ReplayCache.largestWireFile
+            let whole =
+                head.readableBytes + file.size <= ReplayCache.largestWireFile
                 ? WireFile.make(head: head, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
             wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
         case .wholeFile:
@@ -167,7 +188,8 @@ extension CachingProxy {
         var path = uri
         if !path.hasPrefix("/") {
             guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
-            path = (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
+            path =
+                (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
         }
         guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }

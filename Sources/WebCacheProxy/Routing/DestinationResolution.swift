@@ -82,8 +82,10 @@ extension CachingProxy {
     /// Whether forward mode must resolve `host` before going there: exposed beyond loopback,
     /// no allow-list, and a name (literal addresses are judged as they are).
     func mustResolve(_ host: String) -> Bool {
-        configuration.upstream == nil && configuration.allowedDestinations.isEmpty && !NetworkExposure.isLoopback(configuration.host)
-            && (try? SocketAddress(ipAddress: host.filter { $0 != "[" && $0 != "]" }, port: 0)) == nil && host.lowercased() != "localhost"
+        configuration.upstream == nil && configuration.allowedDestinations.isEmpty
+            && !NetworkExposure.isLoopback(configuration.host)
+            && (try? SocketAddress(ipAddress: host.filter { $0 != "[" && $0 != "]" }, port: 0)) == nil
+            && host.lowercased() != "localhost"
     }
 
     /// The refusal for a destination name that resolves inside this machine or its network,

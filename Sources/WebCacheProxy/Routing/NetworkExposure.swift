@@ -13,15 +13,20 @@ package enum NetworkExposure {
     /// than `localhost` are not resolved here: an allow-list is the way to be strict about them.
     package static func isInternal(_ host: String) -> Bool {
         let host = host.lowercased().trimmingBrackets
-        if host == "localhost" || host.hasSuffix(".localhost") || isLoopback(host) || host == "0.0.0.0" || host == "::" { return true }
+        if host == "localhost" || host.hasSuffix(".localhost") || isLoopback(host) || host == "0.0.0.0" || host == "::"
+        {
+            return true
+        }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
         if octets.count == 4, octets.allSatisfy({ $0.map { (0...255).contains($0) } ?? false }) {
             let (a, b) = (octets[0]!, octets[1]!)
-            return a == 10 || a == 127 || a == 0 || (a == 172 && (16...31).contains(b)) || (a == 192 && b == 168) || (a == 169 && b == 254)
+            return a == 10 || a == 127 || a == 0 || (a == 172 && (16...31).contains(b)) || (a == 192 && b == 168)
+                || (a == 169 && b == 254)
                 || (a == 100 && (64...127).contains(b))
         }
         guard host.contains(":") else { return false }
-        if host.hasPrefix("fc") || host.hasPrefix("fd") || host.hasPrefix("fe8") || host.hasPrefix("fe9") || host.hasPrefix("fea")
+        if host.hasPrefix("fc") || host.hasPrefix("fd") || host.hasPrefix("fe8") || host.hasPrefix("fe9")
+            || host.hasPrefix("fea")
             || host.hasPrefix("feb")
         {
             return true

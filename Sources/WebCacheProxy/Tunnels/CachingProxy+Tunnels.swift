@@ -36,16 +36,25 @@ extension CachingProxy {
     /// cannot answer differently.
     func connectTunnel(to destination: TunnelDestination, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
         let timeout = TimeAmount.nanoseconds(configuration.connectTimeout.nanoseconds)
-        let bootstrap: @Sendable () -> ClientBootstrap = { ClientBootstrap(group: eventLoop).connectTimeout(timeout).channelOption(.tcpOption(.tcp_nodelay), value: 1) }
-        guard mustResolve(destination.host) else { return bootstrap().connect(host: destination.host, port: destination.port) }
+        let bootstrap: @Sendable () -> ClientBootstrap = {
+            ClientBootstrap(group: eventLoop).connectTimeout(timeout).channelOption(.tcpOption(.tcp_nodelay), value: 1)
+        }
+        guard mustResolve(destination.host) else {
+            return bootstrap().connect(host: destination.host, port: destination.port)
+        }
         let checked = eventLoop.makePromise(of: [String].self)
         checked.completeWithTask { await self.destinations.resolve(destination.host) }
         return checked.futureResult.flatMap { addresses in
             if addresses.contains(where: NetworkExposure.isInternal) {
-                let refusal = ProxyResponse.error(403, "\(destination.host) resolves to this machine or a private network, which this proxy does not serve")
+                let refusal = ProxyResponse.error(
+                    403,
+                    "\(destination.host) resolves to this machine or a private network, which this proxy does not serve"
+                )
                 return eventLoop.makeFailedFuture(ProxyRefusal(response: refusal))
             }
-            guard let first = addresses.first, let address = try? SocketAddress(ipAddress: first, port: destination.port) else {
+            guard let first = addresses.first,
+                let address = try? SocketAddress(ipAddress: first, port: destination.port)
+            else {
                 return bootstrap().connect(host: destination.host, port: destination.port)
             }
             return bootstrap().connect(to: address)

@@ -78,7 +78,9 @@ struct BodyFiles: Sendable {
             var offset = 0
             while offset < size {
                 let read = try POSIX.readChunk(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]))
-                guard read > 0 else { throw StoreError(.corruptBody, "body \(name) ended after \(offset) of \(size) bytes") }
+                guard read > 0 else {
+                    throw StoreError(.corruptBody, "body \(name) ended after \(offset) of \(size) bytes")
+                }
                 offset += read
             }
         }

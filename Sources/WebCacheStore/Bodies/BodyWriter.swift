@@ -46,7 +46,8 @@ public final class BodyWriter {
     /// Appends bytes to the body.
     public func write(_ bytes: some DataProtocol) throws {
         // The pointer is only valid inside the closure (a small Data keeps its bytes inline).
-        let wroteContiguous = try bytes.withContiguousStorageIfAvailable { try write(UnsafeRawBufferPointer($0)) } != nil
+        let wroteContiguous =
+            try bytes.withContiguousStorageIfAvailable { try write(UnsafeRawBufferPointer($0)) } != nil
         if !wroteContiguous {
             try Data(bytes).withUnsafeBytes { try write($0) }
         }

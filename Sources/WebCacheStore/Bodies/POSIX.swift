@@ -116,4 +116,3 @@ enum POSIX {
         flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)) == 0
     }
 }
-

@@ -61,7 +61,8 @@ final class AccessLog: Sendable {
 
     static func apply(_ pending: [Int64: Pending], in db: Database) throws {
         let touch = try db.cachedStatement(sql: "UPDATE entry SET lastAccess = max(lastAccess, ?) WHERE id = ?")
-        let extend = try db.cachedStatement(sql: "UPDATE entry SET lastAccess = max(lastAccess, ?), appExpiry = ? WHERE id = ?")
+        let extend = try db.cachedStatement(
+            sql: "UPDATE entry SET lastAccess = max(lastAccess, ?), appExpiry = ? WHERE id = ?")
         for (id, item) in pending {
             if let appExpiry = item.appExpiry {
                 try extend.execute(arguments: [item.lastAccess, appExpiry, id])

@@ -25,7 +25,9 @@ enum HeaderCoding {
             while lineStart <= bytes.count {
                 var lineEnd = lineStart
                 while lineEnd < bytes.count && bytes[lineEnd] != 0x0D { lineEnd += 1 }
-                guard let field = decodeLine(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])) else { return nil }
+                guard let field = decodeLine(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])) else {
+                    return nil
+                }
                 fields.append(field)
                 guard lineEnd < bytes.count else { break }
                 guard lineEnd + 1 < bytes.count, bytes[lineEnd + 1] == 0x0A else { return nil }
@@ -41,6 +43,7 @@ enum HeaderCoding {
         else { return nil }
         var valueStart = colon + 1
         if valueStart < line.count && line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
-        return HTTPField(name: name, value: String(decoding: UnsafeBufferPointer(rebasing: line[valueStart...]), as: UTF8.self))
+        return HTTPField(
+            name: name, value: String(decoding: UnsafeBufferPointer(rebasing: line[valueStart...]), as: UTF8.self))
     }
 }

@@ -8,100 +8,104 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: entries and usage") { db in
-            try db.execute(sql: """
-                CREATE TABLE entry (
-                    id INTEGER PRIMARY KEY,
-                    namespace TEXT NOT NULL,
-                    method TEXT NOT NULL,
-                    url TEXT NOT NULL,
-                    host TEXT NOT NULL,
-                    varyKey TEXT NOT NULL DEFAULT '',
-                    status INTEGER NOT NULL CHECK (status BETWEEN 100 AND 999),
-                    requestHeaders TEXT NOT NULL,
-                    responseHeaders TEXT NOT NULL,
-                    requestTime DOUBLE NOT NULL,
-                    responseTime DOUBLE NOT NULL,
-                    lastAccess DOUBLE NOT NULL,
-                    bodySize INTEGER NOT NULL CHECK (bodySize >= 0),
-                    bodyChecksum INTEGER NOT NULL,
-                    bodyFile TEXT,
-                    bodyInline BLOB,
-                    appExpiry DOUBLE,
-                    discardAfter DOUBLE,
-                    groupName TEXT,
-                    pinned BOOLEAN NOT NULL DEFAULT 0,
-                    CHECK ((bodyFile IS NULL) <> (bodyInline IS NULL)),
-                    CHECK (bodyInline IS NULL OR length(bodyInline) = bodySize),
-                    UNIQUE (namespace, method, url, varyKey)
-                );
-                CREATE INDEX entry_lru ON entry(namespace, lastAccess) WHERE pinned = 0;
-                CREATE INDEX entry_host ON entry(namespace, host);
-                CREATE INDEX entry_group ON entry(namespace, groupName) WHERE groupName IS NOT NULL;
-                CREATE INDEX entry_discard ON entry(namespace, discardAfter) WHERE discardAfter IS NOT NULL;
-                CREATE INDEX entry_file ON entry(bodyFile) WHERE bodyFile IS NOT NULL;
+            try db.execute(
+                sql: """
+                    CREATE TABLE entry (
+                        id INTEGER PRIMARY KEY,
+                        namespace TEXT NOT NULL,
+                        method TEXT NOT NULL,
+                        url TEXT NOT NULL,
+                        host TEXT NOT NULL,
+                        varyKey TEXT NOT NULL DEFAULT '',
+                        status INTEGER NOT NULL CHECK (status BETWEEN 100 AND 999),
+                        requestHeaders TEXT NOT NULL,
+                        responseHeaders TEXT NOT NULL,
+                        requestTime DOUBLE NOT NULL,
+                        responseTime DOUBLE NOT NULL,
+                        lastAccess DOUBLE NOT NULL,
+                        bodySize INTEGER NOT NULL CHECK (bodySize >= 0),
+                        bodyChecksum INTEGER NOT NULL,
+                        bodyFile TEXT,
+                        bodyInline BLOB,
+                        appExpiry DOUBLE,
+                        discardAfter DOUBLE,
+                        groupName TEXT,
+                        pinned BOOLEAN NOT NULL DEFAULT 0,
+                        CHECK ((bodyFile IS NULL) <> (bodyInline IS NULL)),
+                        CHECK (bodyInline IS NULL OR length(bodyInline) = bodySize),
+                        UNIQUE (namespace, method, url, varyKey)
+                    );
+                    CREATE INDEX entry_lru ON entry(namespace, lastAccess) WHERE pinned = 0;
+                    CREATE INDEX entry_host ON entry(namespace, host);
+                    CREATE INDEX entry_group ON entry(namespace, groupName) WHERE groupName IS NOT NULL;
+                    CREATE INDEX entry_discard ON entry(namespace, discardAfter) WHERE discardAfter IS NOT NULL;
+                    CREATE INDEX entry_file ON entry(bodyFile) WHERE bodyFile IS NOT NULL;
 
-                CREATE TABLE usage (
-                    namespace TEXT PRIMARY KEY,
-                    entries INTEGER NOT NULL DEFAULT 0 CHECK (entries >= 0),
-                    bytes INTEGER NOT NULL DEFAULT 0 CHECK (bytes >= 0)
-                );
-                CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
-                    INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
-                    ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
-                END;
-                CREATE TRIGGER entry_removed AFTER DELETE ON entry BEGIN
-                    UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize
-                    WHERE namespace = OLD.namespace;
-                END;
-                CREATE TRIGGER entry_resized AFTER UPDATE OF bodySize, namespace ON entry BEGIN
-                    UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize WHERE namespace = OLD.namespace;
-                    INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
-                    ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
-                END;
-                """)
+                    CREATE TABLE usage (
+                        namespace TEXT PRIMARY KEY,
+                        entries INTEGER NOT NULL DEFAULT 0 CHECK (entries >= 0),
+                        bytes INTEGER NOT NULL DEFAULT 0 CHECK (bytes >= 0)
+                    );
+                    CREATE TRIGGER entry_added AFTER INSERT ON entry BEGIN
+                        INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
+                        ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
+                    END;
+                    CREATE TRIGGER entry_removed AFTER DELETE ON entry BEGIN
+                        UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize
+                        WHERE namespace = OLD.namespace;
+                    END;
+                    CREATE TRIGGER entry_resized AFTER UPDATE OF bodySize, namespace ON entry BEGIN
+                        UPDATE usage SET entries = entries - 1, bytes = bytes - OLD.bodySize WHERE namespace = OLD.namespace;
+                        INSERT INTO usage(namespace, entries, bytes) VALUES (NEW.namespace, 1, NEW.bodySize)
+                        ON CONFLICT(namespace) DO UPDATE SET entries = entries + 1, bytes = bytes + NEW.bodySize;
+                    END;
+                    """)
         }
         migrator.registerMigration("v2: counters") { db in
-            try db.execute(sql: """
-                CREATE TABLE counter (
-                    namespace TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    value INTEGER NOT NULL DEFAULT 0,
-                    PRIMARY KEY (namespace, name)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE counter (
+                        namespace TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        value INTEGER NOT NULL DEFAULT 0,
+                        PRIMARY KEY (namespace, name)
+                    ) WITHOUT ROWID;
+                    """)
         }
         migrator.registerMigration("v3: page manifests") { db in
-            try db.execute(sql: """
-                CREATE TABLE manifest (
-                    namespace TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    createdAt DOUBLE NOT NULL,
-                    complete BOOLEAN NOT NULL,
-                    PRIMARY KEY (namespace, name)
-                ) WITHOUT ROWID;
-                CREATE TABLE manifestMember (
-                    namespace TEXT NOT NULL,
-                    manifest TEXT NOT NULL,
-                    position INTEGER NOT NULL,
-                    url TEXT NOT NULL,
-                    PRIMARY KEY (namespace, manifest, url),
-                    FOREIGN KEY (namespace, manifest) REFERENCES manifest(namespace, name) ON DELETE CASCADE
-                ) WITHOUT ROWID;
-                CREATE INDEX manifestMember_url ON manifestMember(namespace, url);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE manifest (
+                        namespace TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        createdAt DOUBLE NOT NULL,
+                        complete BOOLEAN NOT NULL,
+                        PRIMARY KEY (namespace, name)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE manifestMember (
+                        namespace TEXT NOT NULL,
+                        manifest TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        url TEXT NOT NULL,
+                        PRIMARY KEY (namespace, manifest, url),
+                        FOREIGN KEY (namespace, manifest) REFERENCES manifest(namespace, name) ON DELETE CASCADE
+                    ) WITHOUT ROWID;
+                    CREATE INDEX manifestMember_url ON manifestMember(namespace, url);
+                    """)
         }
         migrator.registerMigration("v4: origin reachability") { db in
-            try db.execute(sql: """
-                CREATE TABLE originStatus (
-                    namespace TEXT NOT NULL,
-                    origin TEXT NOT NULL,
-                    failures INTEGER NOT NULL CHECK (failures > 0),
-                    unreachableSince DOUBLE NOT NULL,
-                    retryAfter DOUBLE NOT NULL,
-                    lastError TEXT NOT NULL,
-                    PRIMARY KEY (namespace, origin)
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE originStatus (
+                        namespace TEXT NOT NULL,
+                        origin TEXT NOT NULL,
+                        failures INTEGER NOT NULL CHECK (failures > 0),
+                        unreachableSince DOUBLE NOT NULL,
+                        retryAfter DOUBLE NOT NULL,
+                        lastError TEXT NOT NULL,
+                        PRIMARY KEY (namespace, origin)
+                    ) WITHOUT ROWID;
+                    """)
         }
         return migrator
     }

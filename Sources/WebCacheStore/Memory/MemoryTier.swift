@@ -117,7 +117,9 @@ final class MemoryTier: Sendable {
     func setAppExpiry(_ expiry: Date, of entryID: Int64, key: CacheKey) {
         guard isEnabled else { return }
         state.withLock { state in
-            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else { return }
+            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else {
+                return
+            }
             node.entries[index].appExpiry = expiry
             state.revision &+= 1
         }

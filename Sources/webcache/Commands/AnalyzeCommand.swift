@@ -17,10 +17,13 @@ struct AnalyzeCommand: ParsableCommand {
             """
     )
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A response header line, 'Name: value' (repeatable).")
+    @Option(
+        name: [.customShort("H"), .customLong("header")], help: "A response header line, 'Name: value' (repeatable).")
     var headers: [HeaderLine] = []
 
-    @Option(name: [.customShort("R"), .customLong("request-header")], help: "A request header line, 'Name: value' (repeatable).")
+    @Option(
+        name: [.customShort("R"), .customLong("request-header")],
+        help: "A request header line, 'Name: value' (repeatable).")
     var requestHeaders: [HeaderLine] = []
 
     @Option(help: "The response status code.")
@@ -42,7 +45,9 @@ struct AnalyzeCommand: ParsableCommand {
     var offline = false
 
     func validate() throws {
-        guard (100...999).contains(status) else { throw ValidationError("--status must be between 100 and 999, not \(status)") }
+        guard (100...999).contains(status) else {
+            throw ValidationError("--status must be between 100 and 999, not \(status)")
+        }
         guard HTTPRequest.Method(method) != nil else { throw ValidationError("'\(method)' is not a valid HTTP method") }
         for name in target where HTTPField.Name(name) == nil {
             throw ValidationError("'\(name)' is not a valid field name for --target")
@@ -55,10 +60,13 @@ struct AnalyzeCommand: ParsableCommand {
         let rules = CacheRules(kind: shared ? .shared : .private, targetedFields: targets)
         var request = HTTPRequest(method: HTTPRequest.Method(method)!, url: URL(string: "https://example.com/")!)
         request.headerFields = resolvingDates(HeaderLine.fields(requestHeaders), now: now)
-        let response = HTTPResponse(status: .init(code: status), headerFields: resolvingDates(HeaderLine.fields(headers), now: now))
+        let response = HTTPResponse(
+            status: .init(code: status), headerFields: resolvingDates(HeaderLine.fields(headers), now: now))
 
         let storability = rules.storability(of: response, for: request)
-        print("cache:       \(rules.kind)\(targets.isEmpty ? "" : ", obeying \(targets.map(\.rawName).joined(separator: ", "))")")
+        print(
+            "cache:       \(rules.kind)\(targets.isEmpty ? "" : ", obeying \(targets.map(\.rawName).joined(separator: ", "))")"
+        )
         print("storable:    \(storability.isStorable ? "yes" : "no") — \(storability.reasons.joined(separator: "; "))")
         guard storability.isStorable else { return }
         let stored = StoredResponse(
@@ -77,9 +85,10 @@ struct AnalyzeCommand: ParsableCommand {
 
     /// Replaces `@N` values with the HTTP date N seconds from `now`.
     private func resolvingDates(_ fields: HTTPFields, now: Date) -> HTTPFields {
-        HTTPFields(fields.map { field in
-            guard field.value.hasPrefix("@"), let offset = Int(field.value.dropFirst()) else { return field }
-            return HTTPField(name: field.name, value: HTTPDate.format(now.addingTimeInterval(TimeInterval(offset))))
-        })
+        HTTPFields(
+            fields.map { field in
+                guard field.value.hasPrefix("@"), let offset = Int(field.value.dropFirst()) else { return field }
+                return HTTPField(name: field.name, value: HTTPDate.format(now.addingTimeInterval(TimeInterval(offset))))
+            })
     }
 }

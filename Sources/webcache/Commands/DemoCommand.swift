@@ -1,11 +1,11 @@
 import ArgumentParser
-import NIOSSL
-import WebCacheTLS
 import Dispatch
 import Foundation
+import NIOSSL
 import WebCache
 import WebCacheDemo
 import WebCachePreload
+import WebCacheTLS
 
 /// `webcache demo`: the whole story in one command, with no internet.
 struct DemoCommand: AsyncParsableCommand {
@@ -19,19 +19,29 @@ struct DemoCommand: AsyncParsableCommand {
             (for trying the proxy with a browser).
             """)
 
-    @Option(help: ArgumentHelp("The cache directory (default: a new temporary directory, kept for browsing afterwards).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "The cache directory (default: a new temporary directory, kept for browsing afterwards).", valueName: "dir")
+    )
     var cacheDir: String?
 
-    @Option(help: ArgumentHelp("Milliseconds the origin waits before each response, to feel the network.", valueName: "ms"))
+    @Option(
+        help: ArgumentHelp("Milliseconds the origin waits before each response, to feel the network.", valueName: "ms"))
     var latency: Int = 40
 
     @Option(help: ArgumentHelp("Only serve the sample site at HOST:PORT until interrupted.", valueName: "address"))
     var serve: String?
 
-    @Option(help: ArgumentHelp("The Cache-Control the sample site sends (e.g. 'no-cache', as most sites do for HTML).", valueName: "value"))
+    @Option(
+        help: ArgumentHelp(
+            "The Cache-Control the sample site sends (e.g. 'no-cache', as most sites do for HTML).", valueName: "value")
+    )
     var cacheControl: String = "public, max-age=3600"
 
-    @Option(help: ArgumentHelp("With --serve: speak HTTPS, with a certificate from a test authority kept in this folder (made if missing); clients trust its ca.pem.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "With --serve: speak HTTPS, with a certificate from a test authority kept in this folder (made if missing); clients trust its ca.pem.",
+            valueName: "dir"))
     var tlsAuthority: String?
 
     func validate() throws {
@@ -60,25 +70,33 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 let authority = try CertificateAuthority.load(orCreateIn: URL(fileURLWithPath: tlsAuthority))
                 tls = try authority.makeServerContext(for: [host])
-                print("HTTPS with a certificate from the test authority \(authority.certificateFile?.path ?? tlsAuthority)")
+                print(
+                    "HTTPS with a certificate from the test authority \(authority.certificateFile?.path ?? tlsAuthority)"
+                )
             } catch {
                 throw CommandFailure(.usage, "cannot set up HTTPS with the authority in \(tlsAuthority): \(error)")
             }
         }
-        let server = try await SampleSiteServer.start(host: host, port: port, latency: .milliseconds(latency), cacheControl: cacheControl, tls: tls)
-        print("serving the sample site at \(tls == nil ? "http" : "https")://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops")
+        let server = try await SampleSiteServer.start(
+            host: host, port: port, latency: .milliseconds(latency), cacheControl: cacheControl, tls: tls)
+        print(
+            "serving the sample site at \(tls == nil ? "http" : "https")://\(host):\(server.port)/ (\(SampleSite.pages.joined(separator: ", "))); Ctrl-C stops"
+        )
         let signals = onStopSignals { Task { try? await server.stop() } }
         try await server.waitUntilClosed()
-        signals.forEach { $0.cancel() }
+        for signal in signals { signal.cancel() }
     }
 
     private func tour() async throws {
-        let directory = cacheDir.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("webcache-demo-\(UUID().uuidString.prefix(8))")
+        let directory =
+            cacheDir.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "webcache-demo-\(UUID().uuidString.prefix(8))")
         let options = try CacheOptions.parse(["--cache-dir", directory.path])
         let site = try await SampleSiteServer.start(latency: .milliseconds(latency), cacheControl: cacheControl)
         let pages = SampleSite.pages.map { site.baseURL.appendingPathComponent(String($0.dropFirst())) }
-        print("""
+        print(
+            """
             WebCache demo — offline reading, no internet needed
 
             1. A website is up at \(site.baseURL.absoluteString)/ (\(latency) ms per response).
@@ -112,14 +130,16 @@ struct DemoCommand: AsyncParsableCommand {
                 rows.append([
                     index == 0 ? report.page.path : "  " + resource.url.path,
                     resource.failure == nil ? (resource.fromCache ? "cache" : "origin") : "FAILED",
-                    formatBytes(resource.bytes), String(format: "%.1f ms", Double(Self.microseconds(resource.duration)) / 1000),
+                    formatBytes(resource.bytes),
+                    String(format: "%.1f ms", Double(Self.microseconds(resource.duration)) / 1000),
                 ])
             }
         }
         printTable(["RESOURCE", "FROM", "BYTES", "TIME"], rows)
         let all = reread.flatMap(\.resources)
         let fromCache = all.filter { $0.fromCache && $0.succeeded }.count
-        print("""
+        print(
+            """
 
                \(fromCache) of \(all.count) resources came from the cache, in \(Self.milliseconds(offlineTime)) ms \
             (online it took \(Self.milliseconds(onlineTime)) ms).

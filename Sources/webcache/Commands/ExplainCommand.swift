@@ -23,7 +23,8 @@ struct ExplainCommand: AsyncParsableCommand {
         try await reportingFailures {
             let request = HTTPRequest(method: .get, url: try parseURL(url), headerFields: HeaderLine.fields(headers))
             let httpCache = try HTTPCache(
-                configuration: .init(store: try cache.storeConfiguration(), policy: try cache.policy(), logger: CacheOptions.quietLogger),
+                configuration: .init(
+                    store: try cache.storeConfiguration(), policy: try cache.policy(), logger: CacheOptions.quietLogger),
                 origin: NoNetwork())
             for line in try httpCache.explain(request) { print(line) }
         }

@@ -25,7 +25,10 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Print the status line and headers (with Cache-Status) before the body.")
     var include = false
 
-    @Option(help: ArgumentHelp("How to use the cache: \(RequestMode.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "How to use the cache: \(RequestMode.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "mode")
+    )
     var mode: String = "default"
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value' (repeatable).")
@@ -40,13 +43,16 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects.")
     var followRedirects = false
 
-    @Option(name: [.customShort("r"), .customLong("range")], help: ArgumentHelp("Only these bytes, as curl takes them: 0-99, 500-, -100, 0-0,10-19.", valueName: "range"))
+    @Option(
+        name: [.customShort("r"), .customLong("range")],
+        help: ArgumentHelp("Only these bytes, as curl takes them: 0-99, 500-, -100, 0-0,10-19.", valueName: "range"))
     var range: String?
 
     func validate() throws {
         _ = try parseURL(url)
         guard RequestMode(rawValue: mode) != nil else {
-            throw ValidationError("unknown mode '\(mode)'; use one of \(RequestMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown mode '\(mode)'; use one of \(RequestMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard HTTPRequest.Method(method) != nil else { throw ValidationError("'\(method)' is not a valid HTTP method") }
         if let range, ByteRangeRequest("bytes=" + range) == nil {
@@ -67,20 +73,25 @@ struct GetCommand: AsyncParsableCommand {
             let outcome: Result<CacheResponse, any Error>
             do {
                 let httpCache = try HTTPCache(
-                    configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger), origin: origin)
+                    configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger),
+                    origin: origin)
                 do {
-                    outcome = .success(try await httpCache.response(
-                        for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!, followRedirects: followRedirects))
+                    outcome = .success(
+                        try await httpCache.response(
+                            for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!,
+                            followRedirects: followRedirects))
                 } catch {
                     outcome = .failure(error)
                 }
                 if case .success(let response) = outcome { write(response) }
                 // The answer is out; a background probe or refresh may still tell the store
                 // whether the origin is back, within the network timeout.
-                await httpCache.waitForBackgroundWork(upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
+                await httpCache.waitForBackgroundWork(
+                    upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
                 httpCache.persistCounters()
             } catch {
-                outcome = .failure(CommandFailure(.cacheUnusable, "cannot open the cache at \(cache.directory.path): \(error)"))
+                outcome = .failure(
+                    CommandFailure(.cacheUnusable, "cannot open the cache at \(cache.directory.path): \(error)"))
             }
             try? await origin.shutdown()
             _ = try outcome.get()

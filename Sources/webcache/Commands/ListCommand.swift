@@ -5,7 +5,8 @@ import WebCacheStore
 
 /// `webcache ls`: the stored entries.
 struct ListCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "ls", abstract: "List stored responses, most recently used first.")
+    static let configuration = CommandConfiguration(
+        commandName: "ls", abstract: "List stored responses, most recently used first.")
 
     @OptionGroup var cache: CacheOptions
 
@@ -24,10 +25,12 @@ struct ListCommand: AsyncParsableCommand {
                 let decision = rules.reuse(entry.stored, for: entry.stored.request, now: now)
                 var staleness = decision.staleness
                 if let expiry = entry.appExpiry { staleness = Int(now.timeIntervalSince(expiry)) }
-                let freshness = staleness < 0 ? "fresh for \(formatSeconds(-staleness))" : "stale by \(formatSeconds(staleness))"
+                let freshness =
+                    staleness < 0 ? "fresh for \(formatSeconds(-staleness))" : "stale by \(formatSeconds(staleness))"
                 return [
                     entry.key.url, String(entry.stored.response.status.code), formatBytes(entry.bodySize),
-                    formatSeconds(decision.age), freshness, entry.group.map { $0 + (entry.isPinned ? " (pinned)" : "") } ?? "",
+                    formatSeconds(decision.age), freshness,
+                    entry.group.map { $0 + (entry.isPinned ? " (pinned)" : "") } ?? "",
                 ]
             }
             guard !rows.isEmpty else {

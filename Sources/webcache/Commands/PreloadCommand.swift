@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import WebCache
-import WebCachePreload
 import WebCacheAsyncHTTPClient
 import WebCacheNIO
+import WebCachePreload
 
 /// `webcache preload`: make pages readable offline.
 struct PreloadCommand: AsyncParsableCommand {
@@ -29,7 +29,9 @@ struct PreloadCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Requests in flight at once (per host: the same, at most 16).", valueName: "n"))
     var concurrency: Int = 32
 
-    @Option(help: ArgumentHelp("Another host resources may come from (repeatable); the page's own site always may.", valueName: "host"))
+    @Option(
+        help: ArgumentHelp(
+            "Another host resources may come from (repeatable); the page's own site always may.", valueName: "host"))
     var allowHost: [String] = []
 
     @Option(help: ArgumentHelp("The most pages in one run.", valueName: "n"))
@@ -44,7 +46,9 @@ struct PreloadCommand: AsyncParsableCommand {
     func validate() throws {
         guard !urls.isEmpty else { throw ValidationError("give at least one page URL") }
         for url in urls { _ = try parseURL(url) }
-        guard depth >= 0, concurrency > 0, maxPages > 0 else { throw ValidationError("--depth must be ≥ 0, --concurrency and --max-pages > 0") }
+        guard depth >= 0, concurrency > 0, maxPages > 0 else {
+            throw ValidationError("--depth must be ≥ 0, --concurrency and --max-pages > 0")
+        }
     }
 
     func run() async throws {
@@ -58,12 +62,17 @@ struct PreloadCommand: AsyncParsableCommand {
             options.mode = refresh ? .revalidate : .default
             if !allowHost.isEmpty { options.scope = .sameSiteAnd(allowHost) }
             let pages = try urls.map(parseURL)
-            let reports = try await CachedSession.run(cache, network: network, connectionsPerHost: options.concurrencyPerHost) { httpCache in
+            let reports = try await CachedSession.run(
+                cache, network: network, connectionsPerHost: options.concurrencyPerHost
+            ) { httpCache in
                 try await Self.preload(pages, options: options, cache: httpCache)
             }
             PreloadSummary.print(reports)
             if reports.contains(where: { !$0.isComplete }) {
-                throw CommandFailure(.unavailable, "\(reports.filter { !$0.isComplete }.count) of \(reports.count) page(s) incomplete: see the failures above")
+                throw CommandFailure(
+                    .unavailable,
+                    "\(reports.filter { !$0.isComplete }.count) of \(reports.count) page(s) incomplete: see the failures above"
+                )
             }
         }
     }
@@ -85,7 +94,8 @@ struct PreloadCommand: AsyncParsableCommand {
 /// and closes everything whatever happens.
 enum CachedSession {
     static func run<T>(
-        _ options: CacheOptions, network: NetworkOptions? = nil, connectionsPerHost: Int = 8, _ body: (HTTPCache) async throws -> T
+        _ options: CacheOptions, network: NetworkOptions? = nil, connectionsPerHost: Int = 8,
+        _ body: (HTTPCache) async throws -> T
     ) async throws -> T {
         let policy = try network?.applied(to: options.policy()) ?? options.policy()
         let storeConfiguration = try options.storeConfiguration()
@@ -94,12 +104,15 @@ enum CachedSession {
         do {
             let httpCache: HTTPCache
             do {
-                httpCache = try HTTPCache(configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger), origin: origin)
+                httpCache = try HTTPCache(
+                    configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger),
+                    origin: origin)
             } catch {
                 throw CommandFailure(.cacheUnusable, "cannot open the cache at \(options.directory.path): \(error)")
             }
             let result = try await body(httpCache)
-            await httpCache.waitForBackgroundWork(upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
+            await httpCache.waitForBackgroundWork(
+                upTo: httpCache.configuration.networkTimeout(under: policy) ?? .seconds(5))
             httpCache.persistCounters()
             try? await origin.shutdown()
             return result

@@ -6,9 +6,9 @@ import HTTPTypes
 import Logging
 import NIOPosix
 import WebCache
+import WebCacheNIO
 import WebCacheProxy
 import WebCacheTLS
-import WebCacheNIO
 
 /// `webcache proxy`: a caching HTTP proxy (shared-cache rules) for any browser engine.
 struct ProxyCommand: AsyncParsableCommand {
@@ -43,19 +43,31 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Reverse mode: the origin every request goes to.", valueName: "url"))
     var upstream: String?
 
-    @Option(help: ArgumentHelp("Forward mode: a destination host (or domain) allowed; repeatable. Without any, all are allowed.", valueName: "host"))
+    @Option(
+        help: ArgumentHelp(
+            "Forward mode: a destination host (or domain) allowed; repeatable. Without any, all are allowed.",
+            valueName: "host"))
     var allowDestination: [String] = []
 
-    @Option(help: ArgumentHelp("A targeted cache-control field obeyed over Cache-Control (RFC 9213).", valueName: "field"))
+    @Option(
+        help: ArgumentHelp("A targeted cache-control field obeyed over Cache-Control (RFC 9213).", valueName: "field"))
     var targetField: String = "CDN-Cache-Control"
 
-    @Option(help: ArgumentHelp("Seconds an upstream exchange may take before the client gets 504 (or a stale response).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds an upstream exchange may take before the client gets 504 (or a stale response).",
+            valueName: "seconds"))
     var upstreamTimeout: Int = 60
 
-    @Option(help: ArgumentHelp("Seconds a client connection or tunnel may stay quiet before it is closed.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a client connection or tunnel may stay quiet before it is closed.", valueName: "seconds"))
     var idleTimeout: Int = 60
 
-    @Option(help: ArgumentHelp("Seconds a request head may take to arrive once it has started; a slower one gets 408.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a request head may take to arrive once it has started; a slower one gets 408.",
+            valueName: "seconds"))
     var headTimeout: Int = 20
 
     @Option(help: ArgumentHelp("Client connections open at once; more get 503.", valueName: "count"))
@@ -70,39 +82,70 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
 
-    @Option(help: ArgumentHelp("What may be served while the origin is unreachable: personal (offline-first; the default in forward mode) or shared (RFC 9111 only; the default in reverse mode).", valueName: "posture"))
+    @Option(
+        help: ArgumentHelp(
+            "What may be served while the origin is unreachable: personal (offline-first; the default in forward mode) or shared (RFC 9111 only; the default in reverse mode).",
+            valueName: "posture"))
     var offlinePosture: String?
 
-    @Option(help: ArgumentHelp("What to do with a storable response that sets a cookie: keep (RFC 9111; the default), strip (store it without Set-Cookie: only the client that fetched it gets the cookie) or doNotStore. Overrides sharedSetCookie in --config.", valueName: "handling"))
+    @Option(
+        help: ArgumentHelp(
+            "What to do with a storable response that sets a cookie: keep (RFC 9111; the default), strip (store it without Set-Cookie: only the client that fetched it gets the cookie) or doNotStore. Overrides sharedSetCookie in --config.",
+            valueName: "handling"))
     var sharedSetCookie: String?
 
-    @Flag(help: "Forward mode: open HTTPS inside CONNECT tunnels (TLS answered with certificates from 'webcache ca') and cache it.")
+    @Flag(
+        help:
+            "Forward mode: open HTTPS inside CONNECT tunnels (TLS answered with certificates from 'webcache ca') and cache it."
+    )
     var interceptHttps = false
 
-    @Option(help: ArgumentHelp("With --intercept-https: a host (or domain, or *.domain) to intercept; repeatable. Without any, every host is (loopback --listen only).", valueName: "pattern"))
+    @Option(
+        help: ArgumentHelp(
+            "With --intercept-https: a host (or domain, or *.domain) to intercept; repeatable. Without any, every host is (loopback --listen only).",
+            valueName: "pattern"))
     var interceptHost: [String] = []
 
-    @Flag(help: "Do not keep encoded answers for request heads seen before (answer replay, the byte-identical shortcut): saves its memory (up to 8 MiB, 32 MiB of files) where clients never repeat a request exactly.")
+    @Flag(
+        help:
+            "Do not keep encoded answers for request heads seen before (answer replay, the byte-identical shortcut): saves its memory (up to 8 MiB, 32 MiB of files) where clients never repeat a request exactly."
+    )
     var noAnswerReplay = false
 
-    @Option(help: ArgumentHelp("Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).", valueName: "count"))
+    @Option(
+        help: ArgumentHelp(
+            "Event-loop threads serving connections (default: one per core the process may run on, after taskset and cgroup limits).",
+            valueName: "count"))
     var threads: Int?
 
     func validate() throws {
         _ = try parseAddress(listen, option: "--listen")
         if let upstream { _ = try parseURL(upstream) }
-        guard HTTPField.Name(targetField) != nil else { throw ValidationError("'\(targetField)' is not a valid field name") }
-        for (name, value) in [("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout), ("--max-connections", maxConnections),
-            ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize)] where value <= 0 {
+        guard HTTPField.Name(targetField) != nil else {
+            throw ValidationError("'\(targetField)' is not a valid field name")
+        }
+        for (name, value) in [
+            ("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout),
+            ("--max-connections", maxConnections),
+            ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize),
+        ] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
         if let offlinePosture, HTTPCache.OfflinePosture(rawValue: offlinePosture) == nil {
             throw ValidationError("--offline-posture must be personal or shared, not '\(offlinePosture)'")
         }
-        if !interceptHost.isEmpty && !interceptHttps { throw ValidationError("--intercept-host needs --intercept-https") }
-        if interceptHttps && upstream != nil { throw ValidationError("--intercept-https is for forward mode; it cannot go with --upstream") }
-        if interceptHttps && interceptHost.isEmpty, let (host, _) = try? parseAddress(listen, option: "--listen"), !NetworkExposure.isLoopback(host) {
-            throw ValidationError("--intercept-https on \(host), beyond loopback, needs --intercept-host: every client of the proxy would see every site's traffic")
+        if !interceptHost.isEmpty && !interceptHttps {
+            throw ValidationError("--intercept-host needs --intercept-https")
+        }
+        if interceptHttps && upstream != nil {
+            throw ValidationError("--intercept-https is for forward mode; it cannot go with --upstream")
+        }
+        if interceptHttps && interceptHost.isEmpty, let (host, _) = try? parseAddress(listen, option: "--listen"),
+            !NetworkExposure.isLoopback(host)
+        {
+            throw ValidationError(
+                "--intercept-https on \(host), beyond loopback, needs --intercept-host: every client of the proxy would see every site's traffic"
+            )
         }
         if let sharedSetCookie, CachePolicy.SetCookieHandling(rawValue: sharedSetCookie) == nil {
             throw ValidationError("--shared-set-cookie must be keep, strip or doNotStore, not '\(sharedSetCookie)'")
@@ -130,7 +173,8 @@ struct ProxyCommand: AsyncParsableCommand {
                 store: try cache.storeConfiguration(logger: CacheOptions.serviceLogger), rules: rules,
                 policy: try proxyPolicy(), logger: CacheOptions.serviceLogger)
             let forward = upstream == nil
-            configuration.offlinePosture = offlinePosture.flatMap(HTTPCache.OfflinePosture.init(rawValue:)) ?? (forward ? .personal : .shared)
+            configuration.offlinePosture =
+                offlinePosture.flatMap(HTTPCache.OfflinePosture.init(rawValue:)) ?? (forward ? .personal : .shared)
             configuration.networkTimeout = forward ? .seconds(3) : nil
             let httpCache: HTTPCache
             do {
@@ -142,7 +186,8 @@ struct ProxyCommand: AsyncParsableCommand {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: threads ?? ProcessorAffinity.usableCores)
             var proxyConfiguration = ProxyConfiguration(
                 host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
-                maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize, idleTimeout: .seconds(idleTimeout),
+                maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize,
+                idleTimeout: .seconds(idleTimeout),
                 maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
             proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
             proxyConfiguration.tlsInterception = interception
@@ -151,7 +196,7 @@ struct ProxyCommand: AsyncParsableCommand {
             let serving = Task { try await proxy.run() }
             let signals = onStopSignals { serving.cancel() }
             let result = await serving.result
-            signals.forEach { $0.cancel() }
+            for signal in signals { signal.cancel() }
             await httpCache.waitForBackgroundWork(upTo: .seconds(10))
             httpCache.persistCounters()
             try? await origin.shutdown()
@@ -165,7 +210,9 @@ struct ProxyCommand: AsyncParsableCommand {
     /// The configuration file's policy with this command's overrides.
     private func proxyPolicy() throws -> CachePolicy {
         var policy = try network.applied(to: cache.policy())
-        if let handling = sharedSetCookie.flatMap(CachePolicy.SetCookieHandling.init(rawValue:)) { policy.sharedSetCookie = handling }
+        if let handling = sharedSetCookie.flatMap(CachePolicy.SetCookieHandling.init(rawValue:)) {
+            policy.sharedSetCookie = handling
+        }
         return policy
     }
 

@@ -5,7 +5,8 @@ import WebCacheStore
 /// `webcache rm`: remove entries by URL, host, prefix or preloaded page.
 struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rm", abstract: "Remove stored responses for a URL, a host, a URL prefix, or a preloaded page as a unit.")
+        commandName: "rm",
+        abstract: "Remove stored responses for a URL, a host, a URL prefix, or a preloaded page as a unit.")
 
     @OptionGroup var cache: CacheOptions
 
@@ -18,7 +19,9 @@ struct RemoveCommand: AsyncParsableCommand {
     @Option(help: "Remove everything whose URL starts with this prefix.")
     var prefix: String?
 
-    @Option(help: ArgumentHelp("Remove a preloaded page: its manifest and the resources no other page holds.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Remove a preloaded page: its manifest and the resources no other page holds.", valueName: "url"))
     var page: String?
 
     func validate() throws {
@@ -51,7 +54,8 @@ struct RemoveCommand: AsyncParsableCommand {
 
 /// `webcache purge`: remove expired entries, or everything.
 struct PurgeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "purge", abstract: "Remove expired entries (--expired) or everything (--all).")
+    static let configuration = CommandConfiguration(
+        commandName: "purge", abstract: "Remove expired entries (--expired) or everything (--all).")
 
     @OptionGroup var cache: CacheOptions
 

@@ -6,7 +6,8 @@ import WebCacheStore
 
 /// `webcache stats`: totals, per host, and what the cache has done.
 struct StatsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Show entries, bytes, per-host usage and hit counts.")
+    static let configuration = CommandConfiguration(
+        commandName: "stats", abstract: "Show entries, bytes, per-host usage and hit counts.")
 
     @OptionGroup var cache: CacheOptions
 
@@ -18,10 +19,18 @@ struct StatsCommand: AsyncParsableCommand {
             print("cache:     \(cache.directory.path)")
             print("entries:   \(statistics.entries) (\(statistics.pinnedEntries) pinned)")
             print("bytes:     \(formatBytes(statistics.diskBytes)) on disk")
-            print("requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked")
-            print("bytes out: \(formatBytes(counters.bytesFromCache)) from cache, \(formatBytes(counters.bytesFromOrigin)) from origins")
-            print("offline:   \(counters.unreachableSkips) answered without trying an unreachable origin, \(counters.networkTimeouts) served after the network timeout")
-            print("problems:  \(counters.storeProblems) times the store failed under a request (full disk, corrupt body or index; see the log)")
+            print(
+                "requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked"
+            )
+            print(
+                "bytes out: \(formatBytes(counters.bytesFromCache)) from cache, \(formatBytes(counters.bytesFromOrigin)) from origins"
+            )
+            print(
+                "offline:   \(counters.unreachableSkips) answered without trying an unreachable origin, \(counters.networkTimeouts) served after the network timeout"
+            )
+            print(
+                "problems:  \(counters.storeProblems) times the store failed under a request (full disk, corrupt body or index; see the log)"
+            )
             let unreachable = try store.originStatuses()
             if !unreachable.isEmpty {
                 print("")
@@ -38,7 +47,9 @@ struct StatsCommand: AsyncParsableCommand {
             }
             if !statistics.hosts.isEmpty {
                 print("")
-                printTable(["HOST", "ENTRIES", "BYTES"], statistics.hosts.map { [$0.host, String($0.entries), formatBytes($0.bytes)] })
+                printTable(
+                    ["HOST", "ENTRIES", "BYTES"],
+                    statistics.hosts.map { [$0.host, String($0.entries), formatBytes($0.bytes)] })
             }
         }
     }

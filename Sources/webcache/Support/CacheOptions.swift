@@ -9,10 +9,14 @@ import WebCacheYAML
 
 /// Options every command takes: where the cache is and which rules apply.
 struct CacheOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The cache directory (default: $WEBCACHE_DIR, else the platform's cache directory).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "The cache directory (default: $WEBCACHE_DIR, else the platform's cache directory).", valueName: "dir"))
     var cacheDir: String?
 
-    @Option(help: ArgumentHelp("A YAML file with the cache policy (lifetimes, allow and block lists, offline use).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A YAML file with the cache policy (lifetimes, allow and block lists, offline use).", valueName: "file"))
     var config: String?
 
     /// The directory in use.
@@ -22,11 +26,13 @@ struct CacheOptions: ParsableArguments {
             return URL(fileURLWithPath: fromEnvironment)
         }
         #if os(Linux)
-        let base = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
+        let base =
+            ProcessInfo.processInfo.environment["XDG_CACHE_HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return base.appendingPathComponent("webcache")
         #else
-        return FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0].appendingPathComponent("WebCache")
+        return FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0].appendingPathComponent(
+            "WebCache")
         #endif
     }
 
@@ -43,7 +49,9 @@ struct CacheOptions: ParsableArguments {
     /// The `cacert` files the configuration file names.
     func configuredCACertificates() throws -> [String] {
         guard let config else { return [] }
-        return try ConfigurationFile.certificateAuthorityFiles(in: configurationText(config), source: config, directory: URL(fileURLWithPath: config).deletingLastPathComponent())
+        return try ConfigurationFile.certificateAuthorityFiles(
+            in: configurationText(config), source: config,
+            directory: URL(fileURLWithPath: config).deletingLastPathComponent())
     }
 
     /// The configuration file's text, or an error naming it.
@@ -51,7 +59,8 @@ struct CacheOptions: ParsableArguments {
         do {
             return try String(contentsOfFile: config, encoding: .utf8)
         } catch {
-            throw PolicyError(.unreadableFile, "cannot read the configuration file \(config): \(error.localizedDescription)")
+            throw PolicyError(
+                .unreadableFile, "cannot read the configuration file \(config): \(error.localizedDescription)")
         }
     }
 

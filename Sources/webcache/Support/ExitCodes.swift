@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HTTPCaching
 import WebCache
 import WebCacheStore
@@ -6,7 +7,6 @@ import WebCacheStore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #endif
-import Foundation
 
 /// The exit codes of `webcache` (documented in the README).
 enum ExitCodes: Int32 {

@@ -5,14 +5,16 @@ import WebCacheNIO
 /// Options of the commands that use the network: how long to wait for an origin before a
 /// stored response is served instead.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Seconds to wait for the origin when a stored response could answer offline, then serve it (the fetch goes on in the background); 'off' waits as long as the origin client does. Overrides networkTimeout in --config.",
-        valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for the origin when a stored response could answer offline, then serve it (the fetch goes on in the background); 'off' waits as long as the origin client does. Overrides networkTimeout in --config.",
+            valueName: "seconds"))
     var networkTimeout: String?
 
-    @Option(help: ArgumentHelp(
-        "A PEM file of certificate authorities HTTPS origins may also be signed by (beside the system's); repeatable. Adds to cacert in --config. Verification is never turned off.",
-        valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A PEM file of certificate authorities HTTPS origins may also be signed by (beside the system's); repeatable. Adds to cacert in --config. Verification is never turned off.",
+            valueName: "file"))
     var cacert: [String] = []
 
     /// The trust for HTTPS origins: the system's roots, `cacert` in the configuration file and

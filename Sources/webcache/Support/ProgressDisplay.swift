@@ -21,13 +21,19 @@ final class ProgressDisplay {
         case .finished(let result):
             done += 1
             bytes += result.bytes
-            if !interactive { line("ok    \(result.fromCache ? "cache " : "origin") \(formatBytes(result.bytes).padded(9)) \(result.url.absoluteString)") }
+            if !interactive {
+                line(
+                    "ok    \(result.fromCache ? "cache " : "origin") \(formatBytes(result.bytes).padded(9)) \(result.url.absoluteString)"
+                )
+            }
         case .failed(let result):
             done += 1
             failed += 1
             line("FAIL  \(result.url.absoluteString): \(result.failure ?? "?")", always: true)
         case .pageFinished(let report):
-            if !interactive { line("page  \(report.page.absoluteString): \(report.isComplete ? "complete" : "INCOMPLETE")") }
+            if !interactive {
+                line("page  \(report.page.absoluteString): \(report.isComplete ? "complete" : "INCOMPLETE")")
+            }
         case .completed:
             break
         }
@@ -42,7 +48,8 @@ final class ProgressDisplay {
         let width = 30
         let filled = started == 0 ? 0 : width * done / max(started, 1)
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let text = "\r\u{1B}[K\(bar) \(done)/\(started) resources, \(formatBytes(bytes))\(failed > 0 ? ", \(failed) failed" : "")"
+        let text =
+            "\r\u{1B}[K\(bar) \(done)/\(started) resources, \(formatBytes(bytes))\(failed > 0 ? ", \(failed) failed" : "")"
         FileHandle.standardError.write(Data(text.utf8))
     }
 
@@ -69,7 +76,9 @@ enum PreloadSummary {
         }
         let kept = reports.filter { !$0.keptOffline.isEmpty }
         if !kept.isEmpty {
-            Swift.print("\(kept.count) page(s) kept as they were: the origin was unreachable or silent, the stored copies stay usable offline.")
+            Swift.print(
+                "\(kept.count) page(s) kept as they were: the origin was unreachable or silent, the stored copies stay usable offline."
+            )
         }
     }
 

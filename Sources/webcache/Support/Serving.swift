@@ -4,7 +4,9 @@ import Foundation
 
 /// Parses `HOST:PORT` (an IPv6 host may be in brackets) for the option named `option`.
 func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
-    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+        (0...65_535).contains(port)
+    else {
         throw ValidationError("\(option) needs HOST:PORT, not '\(text)'")
     }
     return (String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)

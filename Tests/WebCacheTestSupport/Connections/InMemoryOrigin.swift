@@ -25,13 +25,17 @@ public final class InMemoryOrigin: OriginFetching {
         InMemoryOrigin(gate: gate) { request in
             let path = request.path ?? "/"
             let control =
-                path.hasPrefix("/no-store") ? "no-store" : path.hasPrefix("/private") ? "private, max-age=60"
-                : path.hasPrefix("/no-cache") ? "no-cache" : "max-age=60"
+                path.hasPrefix("/no-store")
+                ? "no-store"
+                : path.hasPrefix("/private")
+                    ? "private, max-age=60"
+                    : path.hasPrefix("/no-cache") ? "no-cache" : "max-age=60"
             var fields = HTTPFields()
             fields[.cacheControl] = control
             fields[.contentType] = "text/plain"
             let status: HTTPResponse.Status = path.hasPrefix("/missing") ? .notFound : .ok
-            return OriginResponse(head: HTTPResponse(status: status, headerFields: fields), body: Data("body of \(path)".utf8))
+            return OriginResponse(
+                head: HTTPResponse(status: status, headerFields: fields), body: Data("body of \(path)".utf8))
         }
     }
 

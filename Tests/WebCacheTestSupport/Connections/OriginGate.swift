@@ -58,7 +58,11 @@ public final class OriginGate: Sendable {
                 }
                 for watcher in watchers { watcher.resume() }
                 if through {
-                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume()
+                    }
                 }
             }
         } onCancel: {

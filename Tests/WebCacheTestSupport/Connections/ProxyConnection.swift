@@ -67,7 +67,9 @@ public final class ProxyConnection: Sendable {
             case .fileRegion(let region):
                 bytes += try region.fileHandle.withUnsafeFileDescriptor { descriptor in
                     var chunk = [UInt8](repeating: 0, count: region.readableBytes)
-                    let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, region.readableBytes, off_t(region.readerIndex)) }
+                    let count = chunk.withUnsafeMutableBytes {
+                        pread(descriptor, $0.baseAddress, region.readableBytes, off_t(region.readerIndex))
+                    }
                     return Array(chunk.prefix(max(count, 0)))
                 }
             }

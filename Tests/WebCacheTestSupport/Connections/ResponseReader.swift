@@ -23,7 +23,8 @@ public struct ResponseReader {
 
         /// Equal status, fields in order, and body.
         public static func == (lhs: Response, rhs: Response) -> Bool {
-            lhs.status == rhs.status && lhs.body == rhs.body && lhs.fields.map { "\($0.name): \($0.value)" } == rhs.fields.map { "\($0.name): \($0.value)" }
+            lhs.status == rhs.status && lhs.body == rhs.body
+                && lhs.fields.map { "\($0.name): \($0.value)" } == rhs.fields.map { "\($0.name): \($0.value)" }
         }
     }
 
@@ -38,7 +39,9 @@ public struct ResponseReader {
     /// `methods` are the methods of the requests answered, in order (a final response takes the
     /// next one; `HEAD` answers have no body); `closed` says the server closed the connection
     /// after these bytes, which ends a body without a length.
-    public static func read(_ bytes: [UInt8], methods: [String] = [], closed: Bool = false) throws -> (responses: [Response], incomplete: Bool) {
+    public static func read(_ bytes: [UInt8], methods: [String] = [], closed: Bool = false) throws -> (
+        responses: [Response], incomplete: Bool
+    ) {
         var responses: [Response] = []
         var position = 0
         var finals = 0
@@ -46,21 +49,26 @@ public struct ResponseReader {
             guard let headEnd = find([13, 10, 13, 10], in: bytes, from: position) else { return (responses, true) }
             let lines = String(decoding: bytes[position..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
             let statusLine = lines[0].split(separator: " ", maxSplits: 2)
-            guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1" || statusLine[0] == "HTTP/1.0", let status = Int(statusLine[1]),
+            guard statusLine.count >= 2, statusLine[0] == "HTTP/1.1" || statusLine[0] == "HTTP/1.0",
+                let status = Int(statusLine[1]),
                 (100...599).contains(status), statusLine[1].count == 3
             else { throw Malformed(description: "not a status line at byte \(position): \(lines[0].prefix(80))") }
             var fields: [(name: String, value: String)] = []
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                    throw Malformed(description: "not a field line in the \(status) at byte \(position): \(line.prefix(80))")
+                    throw Malformed(
+                        description: "not a field line in the \(status) at byte \(position): \(line.prefix(80))")
                 }
-                fields.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                fields.append(
+                    (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
             }
             var response = Response(status: status, fields: fields, body: [])
             position = headEnd + 4
             let method = status >= 200 && finals < methods.count ? methods[finals] : "GET"
             if status >= 200 { finals += 1 }
-            if status < 200 || status == 204 || status == 304 || method == "HEAD" || (method == "CONNECT" && status < 300) {
+            if status < 200 || status == 204 || status == 304 || method == "HEAD"
+                || (method == "CONNECT" && status < 300)
+            {
                 responses.append(response)
                 continue
             }
@@ -73,8 +81,12 @@ public struct ResponseReader {
                     }
                     position = sizeEnd + 2
                     if size == 0 {
-                        guard let trailerEnd = find([13, 10], in: bytes, from: position) else { return (responses, true) }
-                        guard trailerEnd == position else { throw Malformed(description: "trailers after a chunked \(status)") }
+                        guard let trailerEnd = find([13, 10], in: bytes, from: position) else {
+                            return (responses, true)
+                        }
+                        guard trailerEnd == position else {
+                            throw Malformed(description: "trailers after a chunked \(status)")
+                        }
                         position += 2
                         break
                     }
@@ -86,7 +98,9 @@ public struct ResponseReader {
                     position += size + 2
                 }
             } else if let lengthText = response.field("Content-Length") {
-                guard let length = Int(lengthText), length >= 0 else { throw Malformed(description: "Content-Length '\(lengthText)'") }
+                guard let length = Int(lengthText), length >= 0 else {
+                    throw Malformed(description: "Content-Length '\(lengthText)'")
+                }
                 guard position + length <= bytes.count else { return (responses, true) }
                 response.body = Array(bytes[position..<(position + length)])
                 position += length

@@ -18,11 +18,13 @@ public final class SocketlessProxy: Sendable {
 
     /// A proxy for `origin` (``InMemoryOrigin/cacheable()`` unless given) with `configure`'s
     /// settings; its upstream is `http://origin.test/`, which no socket ever reaches.
-    public init(origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+    public init(origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in }) throws
+    {
         directory = try TemporaryDirectory(prefix: "webcache-socketless")
         self.origin = origin
         cache = try HTTPCache(
-            configuration: HTTPCache.Configuration(store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: origin)
+            configuration: HTTPCache.Configuration(
+                store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: origin)
         var configuration = ProxyConfiguration(port: 0, upstream: URL(string: "http://origin.test/"))
         configure(&configuration)
         proxy = CachingProxy(cache: cache, configuration: configuration)

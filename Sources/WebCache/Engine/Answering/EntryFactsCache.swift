@@ -55,7 +55,9 @@ final class EntryFactsCache: Sendable {
     private func item(of entry: CacheEntry, rules: CacheRules) -> Item {
         let requestTime = entry.stored.requestTime.timeIntervalSince1970
         let responseTime = entry.stored.responseTime.timeIntervalSince1970
-        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime, item.responseTime == responseTime {
+        if let item = items.withLock({ $0[entry.id] }), item.requestTime == requestTime,
+            item.responseTime == responseTime
+        {
             return item
         }
         let item = Item(requestTime: requestTime, responseTime: responseTime, facts: rules.facts(of: entry.stored))

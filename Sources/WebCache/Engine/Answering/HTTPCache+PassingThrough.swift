@@ -16,14 +16,18 @@ extension HTTPCache {
         _ request: HTTPRequest, body: Data?, url: URL, detail: String, interim: InterimResponseHandler? = nil
     ) async throws -> CacheResponse {
         let (response, _, _) = try await exchangeReportingErrors(request, body: body, url: url, interim: interim)
-        let status = CacheStatus(cache: configuration.cacheName, forward: .bypass, forwardStatus: response.head.status.code, detail: detail)
+        let status = CacheStatus(
+            cache: configuration.cacheName, forward: .bypass, forwardStatus: response.head.status.code, detail: detail)
         return originResponse(response, request: request, url: url, status: status)
     }
 
     /// An unsafe method: forwarded with its body, never answered from cache, and on success it
     /// invalidates the URIs RFC 9111 §4.4 names.
-    func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler? = nil) async throws -> CacheResponse {
-        let (response, requestTime, responseTime) = try await exchangeReportingErrors(request, body: body, url: url, interim: interim)
+    func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler? = nil)
+        async throws -> CacheResponse
+    {
+        let (response, requestTime, responseTime) = try await exchangeReportingErrors(
+            request, body: body, url: url, interim: interim)
         for target in configuration.rules.invalidations(for: request, response: response.head) {
             do {
                 try store.remove(url: target)
@@ -31,9 +35,11 @@ extension HTTPCache {
                 storeProblem("could not invalidate \(target.absoluteString): \(error)")
             }
         }
-        var status = CacheStatus(cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
+        var status = CacheStatus(
+            cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
         if request.method == .post {
-            status.stored = storePostResponse(request, response: response, requestTime: requestTime, responseTime: responseTime)
+            status.stored = storePostResponse(
+                request, response: response, requestTime: requestTime, responseTime: responseTime)
         }
         return originResponse(response, request: request, url: url, status: status)
     }
@@ -41,8 +47,12 @@ extension HTTPCache {
     /// RFC 9110 §9.3.3: a POST response with explicit freshness and a `Content-Location` equal
     /// to its target may answer later GET and HEAD requests for that URI; it is stored (after
     /// the invalidation the POST caused) as the GET representation.
-    private func storePostResponse(_ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date) -> Bool {
-        guard var entry = entryToStore(request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+    private func storePostResponse(
+        _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date
+    ) -> Bool {
+        guard
+            var entry = entryToStore(
+                request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
         else { return false }
         var asGet = request
         asGet.method = .get
@@ -63,14 +73,17 @@ extension HTTPCache {
         do {
             return try await exchange(request, body: body, interim: interim)
         } catch let error as OriginError where error.code == .unreachable {
-            throw CacheError(.offlineMiss, "\(url.absoluteString) cannot be answered: the origin is unreachable", cause: error)
+            throw CacheError(
+                .offlineMiss, "\(url.absoluteString) cannot be answered: the origin is unreachable", cause: error)
         } catch {
             throw CacheError(.originFailed, "\(request.method.rawValue) \(url.absoluteString) failed", cause: error)
         }
     }
 
     /// A response from the origin as it goes to the client.
-    func originResponse(_ response: OriginResponse, request: HTTPRequest, url: URL, status: CacheStatus) -> CacheResponse {
+    func originResponse(_ response: OriginResponse, request: HTTPRequest, url: URL, status: CacheStatus)
+        -> CacheResponse
+    {
         var head = response.head
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)

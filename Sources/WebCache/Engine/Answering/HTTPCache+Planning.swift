@@ -47,7 +47,9 @@ extension HTTPCache {
     }
 
     /// One hop: the request path of the type's documentation.
-    func respond(to request: HTTPRequest, body: Data?, mode: RequestMode, interim: InterimResponseHandler? = nil) async throws -> CacheResponse {
+    func respond(to request: HTTPRequest, body: Data?, mode: RequestMode, interim: InterimResponseHandler? = nil)
+        async throws -> CacheResponse
+    {
         count { $0.requests += 1 }
         let policy = self.policy
         switch try plan(request, mode: mode) {
@@ -61,25 +63,31 @@ extension HTTPCache {
             return try await forwardUnsafe(request, body: body, url: url, interim: interim)
         case .fetch(let outgoing, let key, let url, let forward):
             count { $0.misses += 1 }
-            return try await fetchAndRespond(outgoing, key: key, url: url, forward: forward, policy: policy, interim: interim)
+            return try await fetchAndRespond(
+                outgoing, key: key, url: url, forward: forward, policy: policy, interim: interim)
         case .revalidate(let entry, let url, let decision):
             count { $0.revalidations += 1 }
             return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)
         case .completePart(let entry, let part, let key, let url):
             count { $0.misses += 1 }
-            return try await completeAndRespond(request, entry: entry, part: part, key: key, url: url, policy: policy, interim: interim)
+            return try await completeAndRespond(
+                request, entry: entry, part: part, key: key, url: url, policy: policy, interim: interim)
         }
     }
 
     /// Decides what answering `request` takes; answers from the store are made here (and counted
     /// as hits, stale answers or blocks), trips to the origin are left to the caller.
-    func plan(_ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil) throws -> Step {
+    func plan(
+        _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil
+    ) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy
         guard let url = knownURL ?? request.url, HTTPURLs.isHTTP(url),
             let key = CacheKey(method: .get, url: url)
         else {
-            throw CacheError(.invalidRequest, "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
+            throw CacheError(
+                .invalidRequest,
+                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
         }
         if policy.enabled && policy.blocks(url) {
             count { $0.blocked += 1 }
@@ -119,16 +127,28 @@ extension HTTPCache {
         let now = configuration.now()
         let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
         if entry.stored.response.status.code == 206 {
-            guard let part = rules.storablePart(of: entry.stored.response) else { return .fetch(request, key: key, url: url, forward: .partial) }
-            if let step = planForPart(entry, part: part, request: request, key: key, url: url, mode: mode, decision: decision) { return step }
+            guard let part = rules.storablePart(of: entry.stored.response) else {
+                return .fetch(request, key: key, url: url, forward: .partial)
+            }
+            if let step = planForPart(
+                entry, part: part, request: request, key: key, url: url, mode: mode, decision: decision)
+            {
+                return step
+            }
         }
         switch decision.action {
         case .useFresh:
-            guard var response = serveStored(entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
+            guard
+                var response = serveStored(
+                    entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision,
+                    bodyFilesFrom: minimumSize)
+            else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
-            if mode == .default, let storeRevision, response.storedFile.map({ $0.range == 0..<entry.bodySize }) ?? true {
-                response.replayTerms = replayTerms(of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
+            if mode == .default, let storeRevision, response.storedFile.map({ $0.range == 0..<entry.bodySize }) ?? true
+            {
+                response.replayTerms = replayTerms(
+                    of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
             }
             return .answer(response)
         case .useStale(let reason):
@@ -138,10 +158,16 @@ extension HTTPCache {
             case .maxStale: detail = mode == .default ? "max-stale" : mode.rawValue
             case .disconnected: detail = "offline"
             }
-            guard let response = serveStored(entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision, bodyFilesFrom: minimumSize) else {
+            guard
+                let response = serveStored(
+                    entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision,
+                    bodyFilesFrom: minimumSize)
+            else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
-            if reason == .staleWhileRevalidate { revalidateInBackground(entry, request: request, url: url, policy: policy) }
+            if reason == .staleWhileRevalidate {
+                revalidateInBackground(entry, request: request, url: url, policy: policy)
+            }
             count { $0.staleServed += 1 }
             return .answer(response)
         case .gatewayTimeout:
@@ -168,7 +194,8 @@ extension HTTPCache {
         _ entry: CacheEntry, request: HTTPRequest, mode: RequestMode, now: Date, configuration: Configuration
     ) -> ReuseDecision {
         let rules = configuration.rules
-        var decision = rules.reuse(entry.stored, facts: entryFacts.facts(of: entry, rules: rules), for: request, now: now)
+        var decision = rules.reuse(
+            entry.stored, facts: entryFacts.facts(of: entry, rules: rules), for: request, now: now)
         if decision.action == .fetch { return decision }
         switch mode {
         case .preferCache, .onlyCache:

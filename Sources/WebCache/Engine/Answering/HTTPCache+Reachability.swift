@@ -15,8 +15,11 @@ extension HTTPCache {
     /// What a request for `url` may do now; see ``OriginReachability/admission(for:now:probeTimeout:)``.
     func admission(for url: URL) -> OriginReachability.Admission {
         let configuration = self.configuration
-        guard let settings = configuration.reachability, let origin = OriginReachability.origin(of: url) else { return .reachable }
-        return reachability.admission(for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
+        guard let settings = configuration.reachability, let origin = OriginReachability.origin(of: url) else {
+            return .reachable
+        }
+        return reachability.admission(
+            for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
     }
 
     /// The error for a request that skips an origin known to be unreachable.
@@ -49,8 +52,11 @@ extension HTTPCache {
             originAnswered(origin)
             return value
         } catch let error as OriginError where error.connectionFailed {
-            let status = reachability.recordFailure(of: origin, error: Self.shortReason(error), now: configuration.now(), settings: settings)
-            logger.info("\(origin) is unreachable (\(error.message)); requests skip it for \(String(format: "%.0f", settings.window(afterFailures: status.failures))) s")
+            let status = reachability.recordFailure(
+                of: origin, error: Self.shortReason(error), now: configuration.now(), settings: settings)
+            logger.info(
+                "\(origin) is unreachable (\(error.message)); requests skip it for \(String(format: "%.0f", settings.window(afterFailures: status.failures))) s"
+            )
             do {
                 try store.saveOriginStatus(status)
             } catch {

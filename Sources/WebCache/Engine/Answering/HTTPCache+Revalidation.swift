@@ -24,7 +24,9 @@ extension HTTPCache {
         let configuration = self.configuration
         var admitted = alreadyAdmitted
         if !inBackground, case .unreachable(let status, let probe) = admission(for: url) {
-            if let answer = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "offline") {
+            if let answer = try await offlineFallback(
+                entry, request: request, url: url, policy: policy, detail: "offline")
+            {
                 count { $0.unreachableSkips += 1 }
                 if probe { revalidateInBackground(entry, request: request, url: url, policy: policy, admitted: true) }
                 return answer
@@ -38,8 +40,10 @@ extension HTTPCache {
         }
 
         if !inBackground, !admitted, let origin = OriginReachability.origin(of: url),
-            reachability.isSilent(origin, now: configuration.now(), limit: configuration.reachability?.maximumBackoff.seconds ?? 60),
-            let answer = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "network-timeout")
+            reachability.isSilent(
+                origin, now: configuration.now(), limit: configuration.reachability?.maximumBackoff.seconds ?? 60),
+            let answer = try await offlineFallback(
+                entry, request: request, url: url, policy: policy, detail: "network-timeout")
         {
             // The origin let another request outlive the network timeout and has not answered
             // since: that exchange is the probe; this request does not wait too.
@@ -52,27 +56,37 @@ extension HTTPCache {
         else {
             let outcome: Result<(FetchResult, Bool), any Error>
             do {
-                outcome = .success(try await validationExchange(entry, request: request, decision: decision, policy: policy, admitted: admitted))
+                outcome = .success(
+                    try await validationExchange(
+                        entry, request: request, decision: decision, policy: policy, admitted: admitted))
             } catch {
                 outcome = .failure(error)
             }
-            return try await respondToValidation(outcome, entry: entry, request: request, url: url, decision: decision, policy: policy)
+            return try await respondToValidation(
+                outcome, entry: entry, request: request, url: url, decision: decision, policy: policy)
         }
         // A stored response could answer: the origin gets `timeout` to do better.
         let exchange = Task { [self] in
-            try await validationExchange(entry, request: request, decision: decision, policy: policy, admitted: admitted)
+            try await validationExchange(
+                entry, request: request, decision: decision, policy: policy, admitted: admitted)
         }
         if let finished = await Deadline.result(of: exchange, within: timeout) {
-            return try await respondToValidation(finished, entry: entry, request: request, url: url, decision: decision, policy: policy)
+            return try await respondToValidation(
+                finished, entry: entry, request: request, url: url, decision: decision, policy: policy)
         }
         keepInBackground(exchange)
-        if let origin = OriginReachability.origin(of: url) { reachability.recordSilence(of: origin, now: configuration.now()) }
+        if let origin = OriginReachability.origin(of: url) {
+            reachability.recordSilence(of: origin, now: configuration.now())
+        }
         count { $0.networkTimeouts += 1 }
         logger.info("\(url.absoluteString): no answer within \(timeout), serving the stored response")
-        if let answer = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "network-timeout") {
+        if let answer = try await offlineFallback(
+            entry, request: request, url: url, policy: policy, detail: "network-timeout")
+        {
             return answer
         }
-        return try await respondToValidation(await exchange.result, entry: entry, request: request, url: url, decision: decision, policy: policy)
+        return try await respondToValidation(
+            await exchange.result, entry: entry, request: request, url: url, decision: decision, policy: policy)
     }
 
     /// The conditional exchange, shared by every request validating `entry` at the same time.
@@ -87,7 +101,8 @@ extension HTTPCache {
         return try await fetches.value(for: "validate \(entry.id)") { [self] in
             let (response, requestTime, responseTime) = try await exchange(conditional, body: nil, admitted: admitted)
             if response.head.status == .notModified, rules.notModified(response.head, appliesTo: entry.stored) {
-                let updated = rules.updating(entry.stored, with: response.head, requestTime: requestTime, responseTime: responseTime)
+                let updated = rules.updating(
+                    entry.stored, with: response.head, requestTime: requestTime, responseTime: responseTime)
                 var refreshed = entry
                 refreshed.stored = updated
                 do {
@@ -95,12 +110,14 @@ extension HTTPCache {
                 } catch {
                     storeProblem("could not refresh the stored head of \(entry.key): \(error)")
                 }
-                return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, refreshed: refreshed)
+                return FetchResult(
+                    response: response, requestTime: requestTime, responseTime: responseTime, refreshed: refreshed)
             }
             if decision.servesStale(insteadOf: response.head.status.code) {
                 return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime)
             }
-            let stored = storeIfAllowed(getRequest, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy)
+            let stored = storeIfAllowed(
+                getRequest, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy)
             return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, stored: stored)
         }
     }
@@ -117,27 +134,36 @@ extension HTTPCache {
         do {
             (result, collapsed) = try outcome.get()
         } catch let error as OriginError where error.code == .unreachable {
-            if let response = try await offlineFallback(entry, request: request, url: url, policy: policy, detail: "offline") {
+            if let response = try await offlineFallback(
+                entry, request: request, url: url, policy: policy, detail: "offline")
+            {
                 return response
             }
-            throw CacheError(.offlineMiss, "\(url.absoluteString) is too stale to serve and the origin is unreachable", cause: error)
+            throw CacheError(
+                .offlineMiss, "\(url.absoluteString) is too stale to serve and the origin is unreachable", cause: error)
         } catch let error as OriginError {
             if decision.mayServeStaleOnError {
                 count { $0.staleServed += 1 }
-                return try await serveStoredOrRefetch(entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error", policy: policy)
+                return try await serveStoredOrRefetch(
+                    entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error",
+                    policy: policy)
             }
             throw CacheError(.originFailed, "revalidating \(url.absoluteString) failed", cause: error)
         }
 
         let code = result.response.head.status.code
         if let refreshed = result.refreshed {
-            var status = CacheStatus(cache: configuration.cacheName, forward: .stale, forwardStatus: 304, collapsed: collapsed)
+            var status = CacheStatus(
+                cache: configuration.cacheName, forward: .stale, forwardStatus: 304, collapsed: collapsed)
             status.stored = true
-            return try await serveStoredOrRefetch(refreshed, request: request, url: url, now: configuration.now(), detail: nil, policy: policy, status: status)
+            return try await serveStoredOrRefetch(
+                refreshed, request: request, url: url, now: configuration.now(), detail: nil, policy: policy,
+                status: status)
         }
         if result.stored == nil && decision.servesStale(insteadOf: code) {
             count { $0.staleServed += 1 }
-            return try await serveStoredOrRefetch(entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error", policy: policy)
+            return try await serveStoredOrRefetch(
+                entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error", policy: policy)
         }
         var validating = request
         validating.method = .get
@@ -146,7 +172,8 @@ extension HTTPCache {
             return try await fetchAndRespond(validating, key: entry.key, url: url, forward: .stale, policy: policy)
         }
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil, collapsed: collapsed)
+            cache: configuration.cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil,
+            collapsed: collapsed)
         if let stored = result.stored {
             status.ttl = -rules.reuse(stored.stored, for: request, now: result.responseTime).staleness
         }
@@ -161,7 +188,8 @@ extension HTTPCache {
         let now = configuration.now()
         guard offlineAnswerAllowed(entry, request: request, policy: policy, now: now) else { return nil }
         count { $0.staleServed += 1 }
-        return try await serveStoredOrRefetch(entry, request: request, url: url, now: now, detail: detail, policy: policy)
+        return try await serveStoredOrRefetch(
+            entry, request: request, url: url, now: now, detail: detail, policy: policy)
     }
 
     /// Whether `entry` may answer `request` while the origin cannot: what RFC 9111 §4.2.4
@@ -189,7 +217,9 @@ extension HTTPCache {
 
     /// stale-while-revalidate, or the probe of an unreachable origin: one background refresh
     /// per entry.
-    func revalidateInBackground(_ entry: CacheEntry, request: HTTPRequest, url: URL, policy: CachePolicy, admitted: Bool = false) {
+    func revalidateInBackground(
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, policy: CachePolicy, admitted: Bool = false
+    ) {
         let id = "revalidate \(entry.id)"
         backgroundTasks.withLock { tasks in
             guard tasks[id] == nil else {
@@ -199,7 +229,9 @@ extension HTTPCache {
             tasks[id] = Task { [self] in
                 var decision = configuration.rules.reuse(entry.stored, for: request, now: configuration.now())
                 decision.mayServeStaleOnError = true
-                _ = try? await revalidate(entry, request: request, url: url, decision: decision, policy: policy, inBackground: true, admitted: admitted)
+                _ = try? await revalidate(
+                    entry, request: request, url: url, decision: decision, policy: policy, inBackground: true,
+                    admitted: admitted)
                 _ = backgroundTasks.withLock { $0.removeValue(forKey: id) }
             }
         }
@@ -208,7 +240,11 @@ extension HTTPCache {
     /// Lets an exchange a request stopped waiting for finish (and store what it brings), so
     /// that ``waitForBackgroundWork()`` also waits for it.
     func keepInBackground<T: Sendable>(_ task: Task<T, any Error>) {
-        let id = "exchange \(backgroundSerial.withLock { serial -> Int in serial += 1; return serial })"
+        let serial = backgroundSerial.withLock { serial -> Int in
+            serial += 1
+            return serial
+        }
+        let id = "exchange \(serial)"
         backgroundTasks.withLock { tasks in
             tasks[id] = Task { [self] in
                 _ = await task.result

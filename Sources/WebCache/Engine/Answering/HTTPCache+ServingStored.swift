@@ -49,7 +49,9 @@ extension HTTPCache {
             guard let pieces = rules.rangesWithin(part, for: request, stored: entry.stored) else { return nil }
             ranges = .partial(pieces)
         } else {
-            ranges = request.headerFields[.range] == nil ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: length)
+            ranges =
+                request.headerFields[.range] == nil
+                ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: length)
         }
         let sentRange: Range<Int>
         switch ranges {
@@ -57,7 +59,8 @@ extension HTTPCache {
         case .whole: sentRange = 0..<entry.bodySize
         case .partial, .unsatisfiable: sentRange = 0..<0
         }
-        let sendsFile = request.method != .head && !notModified && !sentRange.isEmpty
+        let sendsFile =
+            request.method != .head && !notModified && !sentRange.isEmpty
             && minimumSize.map { sentRange.count >= $0 } == true && store.hasVerifiedBodyFile(entry)
         var body = Data()
         var head: HTTPResponse
@@ -79,13 +82,16 @@ extension HTTPCache {
                     head = rules.unsatisfiableRangeHead(head, length: length)
                 case .partial(let pieces) where pieces.count == 1:
                     if !sendsFile { body = try store.readBody(entry, range: inFile(pieces[0])) }
-                    head = rules.partialHead(head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
+                    head = rules.partialHead(
+                        head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
                 case .partial(let pieces):
                     let boundary = "webcache-\(String(UInt64(bitPattern: entry.id), radix: 16))-\(entry.bodySize)"
                     let parts = try pieces.map { ($0, try store.readBody(entry, range: inFile($0))) }
                     body = rules.multipartBody(
-                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: length, boundary: boundary)
-                    head = rules.partialHead(head, ranges: pieces, length: length, boundary: boundary, bodyLength: body.count)
+                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: length,
+                        boundary: boundary)
+                    head = rules.partialHead(
+                        head, ranges: pieces, length: length, boundary: boundary, bodyLength: body.count)
                 }
             }
         } catch {
@@ -98,11 +104,15 @@ extension HTTPCache {
         head.headerFields.appendCacheStatus(status)
         if status.hit {
             let bytes = sendsFile ? sentRange.count : body.count
-            count { $0.hits += 1; $0.bytesFromCache += bytes }
+            count {
+                $0.hits += 1
+                $0.bytesFromCache += bytes
+            }
         }
         store.recordAccess(entry, at: now, appExpiry: slidingExpiry(of: entry, url: url, policy: policy, now: now))
         return CacheResponse(
-            head: head, content: sendsFile ? .storedFile(entry, range: sentRange) : .bytes(body), cacheStatus: status, url: url)
+            head: head, content: sendsFile ? .storedFile(entry, range: sentRange) : .bytes(body), cacheStatus: status,
+            url: url)
     }
 
     /// The app-set expiry a use of `entry` at `now` moves on to, under a lifetime rule with

@@ -72,7 +72,10 @@ final class BodyBroadcast: Sendable {
             }
             guard let spill else { return }
             while nextToPlace < chunks.count {
-                guard case .memory(let data) = chunks[nextToPlace] else { nextToPlace += 1; continue }
+                guard case .memory(let data) = chunks[nextToPlace] else {
+                    nextToPlace += 1
+                    continue
+                }
                 do {
                     placed[nextToPlace] = (spill.index, try spill.file.append(data))
                 } catch {
@@ -85,7 +88,8 @@ final class BodyBroadcast: Sendable {
 
         /// Lets the oldest placed chunks go from memory while it holds more than the budget.
         mutating func letGo() {
-            while memoryBytes > BodyBroadcast.memoryBudget, nextToLetGo < chunks.count, let place = placed[nextToLetGo] {
+            while memoryBytes > BodyBroadcast.memoryBudget, nextToLetGo < chunks.count, let place = placed[nextToLetGo]
+            {
                 if case .memory(let data) = chunks[nextToLetGo] {
                     chunks[nextToLetGo] = .inFile(file: place.file, offset: place.offset, count: data.count)
                     memoryBytes -= data.count
@@ -190,7 +194,8 @@ final class BodyBroadcast: Sendable {
             }
             switch ready {
             case .result(let result): continuation.resume(with: result)
-            case .inFile(let file, let offset, let count): continuation.resume(with: Result { try file.read(offset: offset, count: count) })
+            case .inFile(let file, let offset, let count):
+                continuation.resume(with: Result { try file.read(offset: offset, count: count) })
             case .waiting: break
             }
         }
@@ -230,7 +235,10 @@ final class BodyBroadcast: Sendable {
                     index += 1
                 }
                 if position < range.upperBound {
-                    slice.fail(CacheError(.originFailed, "the body ended after \(position) bytes, before the range \(range) was whole"))
+                    slice.fail(
+                        CacheError(
+                            .originFailed, "the body ended after \(position) bytes, before the range \(range) was whole"
+                        ))
                 } else {
                     slice.finish()
                 }

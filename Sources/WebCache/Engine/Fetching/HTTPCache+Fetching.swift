@@ -69,10 +69,13 @@ extension HTTPCache {
                 // RFC 9111 §4: another request's answer is for this one only if the cache could
                 // have stored it and served it to this one (not private, not no-store, the same
                 // variant); otherwise this request makes its own.
-                (result, collapsed) = (try await startStreamedFetch(request, policy: policy, interim: interim, release: {}), false)
+                (result, collapsed) = (
+                    try await startStreamedFetch(request, policy: policy, interim: interim, release: {}), false
+                )
             }
         } catch let error as OriginError where error.code == .unreachable {
-            throw CacheError(.offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
+            throw CacheError(
+                .offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching \(url.absoluteString) failed", cause: error)
         }
@@ -96,7 +99,8 @@ extension HTTPCache {
             completeInBackground(request, key: key, url: url, after: result.body)
         }
         let arriving = request.method == .head ? nil : result.body
-        return CacheResponse(head: head, content: arriving.map { .arriving($0) } ?? .bytes(Data()), cacheStatus: status, url: url)
+        return CacheResponse(
+            head: head, content: arriving.map { .arriving($0) } ?? .bytes(Data()), cacheStatus: status, url: url)
     }
 
     /// Sends a request and returns once the head is in; a task pumps the body into a broadcast
@@ -104,16 +108,20 @@ extension HTTPCache {
     /// body reaches any reader. A 206 is stored as a part, combined with the part stored before
     /// when they combine (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
-        _ request: HTTPRequest, policy: CachePolicy, interim: InterimResponseHandler?, release: @escaping @Sendable () async -> Void
+        _ request: HTTPRequest, policy: CachePolicy, interim: InterimResponseHandler?,
+        release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
         let requestTime = configuration.now()
-        let origin = try await contactOrigin(request.url) { try await self.origin.stream(request, body: nil, interim: interim) }
+        let origin = try await contactOrigin(request.url) {
+            try await self.origin.stream(request, body: nil, interim: interim)
+        }
         let responseTime = configuration.now()
         var head = origin.head
         if !head.headerFields.contains(.date) {
             head.headerFields[.date] = HTTPDate.format(responseTime)
         }
-        var storing = request.method == .get
+        var storing =
+            request.method == .get
             ? entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
             : nil
         var plan = StoringPlan(storing: storing, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
@@ -182,7 +190,9 @@ extension HTTPCache {
             }
             do {
                 if let expected = plan.expectedLength, received != expected {
-                    logger.debug("not storing \(url?.absoluteString ?? "?"): \(received) body bytes where \(expected) were announced")
+                    logger.debug(
+                        "not storing \(url?.absoluteString ?? "?"): \(received) body bytes where \(expected) were announced"
+                    )
                     writer?.cancel()
                 } else {
                     if !plan.after.isEmpty { try writer?.write(plan.after) }
@@ -233,7 +243,9 @@ extension HTTPCache {
                 do {
                     let response = try await response(for: whole)
                     if response.cacheStatus.stored != true && !response.isFromCache {
-                        logger.info("\(url.absoluteString): the whole media body could not be stored (status \(response.head.status.code))")
+                        logger.info(
+                            "\(url.absoluteString): the whole media body could not be stored (status \(response.head.status.code))"
+                        )
                     }
                 } catch {
                     logger.info("\(url.absoluteString): fetching the whole media body failed: \(error)")

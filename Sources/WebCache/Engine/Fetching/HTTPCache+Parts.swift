@@ -39,7 +39,8 @@ extension HTTPCache {
             case .fetch, .validate: break
             }
         } else if request.method == .get, request.headerFields[.range] == nil, part.range.lowerBound == 0, !offline,
-            !hasConditionals(request), entry.stored.response.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })?.isWeak == false
+            !hasConditionals(request),
+            entry.stored.response.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })?.isWeak == false
         {
             // Only with a strong ETag: the rest is asked for with If-Range, and parts combine only
             // under one strong validator.
@@ -54,7 +55,9 @@ extension HTTPCache {
     /// with the same strong validator is stored: it holds every byte already.
     func partToStore(_ request: HTTPRequest, head: HTTPResponse, storing: NewEntry) -> StoringPlan {
         let rules = configuration.rules
-        guard let part = rules.storablePart(of: head), let url = storing.stored.request.url, let key = CacheKey(method: .get, url: url) else {
+        guard let part = rules.storablePart(of: head), let url = storing.stored.request.url,
+            let key = CacheKey(method: .get, url: url)
+        else {
             return StoringPlan(storing: nil)
         }
         var plan = StoringPlan(storing: storing, expectedLength: part.range.count)
@@ -80,14 +83,17 @@ extension HTTPCache {
             }
             if held.range.upperBound > part.range.upperBound {
                 plan.after = try store.readBody(
-                    existing, range: (part.range.upperBound - held.range.lowerBound)..<(held.range.upperBound - held.range.lowerBound))
+                    existing,
+                    range: (part.range.upperBound - held.range.lowerBound)..<(held.range.upperBound
+                        - held.range.lowerBound))
             }
         } catch {
             storeProblem("stored part of \(key) unusable, storing the new part alone: \(error)")
             return plan
         }
         let union = ContentRange(
-            range: min(held.range.lowerBound, part.range.lowerBound)..<max(held.range.upperBound, part.range.upperBound),
+            range: min(
+                held.range.lowerBound, part.range.lowerBound)..<max(held.range.upperBound, part.range.upperBound),
             completeLength: part.completeLength)
         plan.storing?.stored.response = rules.headForPart(storing.stored.response, part: union)
         return plan
@@ -105,7 +111,8 @@ extension HTTPCache {
         let part = ContentRange(range: 0..<received, completeLength: length)
         do {
             try writer.commit(withHead: configuration.rules.headForPart(head, part: part))
-            logger.debug("\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
+            logger.debug(
+                "\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
         } catch {
             storeProblem("could not keep the part of \(url?.absoluteString ?? "?") that arrived: \(error)")
         }
@@ -125,7 +132,8 @@ extension HTTPCache {
             prefix = try store.readBody(entry)
         } catch {
             storeProblem("stored part of \(key) unusable, fetching it whole: \(error)")
-            return try await fetchAndRespond(request, key: key, url: url, forward: .miss, policy: policy, interim: interim)
+            return try await fetchAndRespond(
+                request, key: key, url: url, forward: .miss, policy: policy, interim: interim)
         }
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
@@ -133,9 +141,13 @@ extension HTTPCache {
         let requestTime = configuration.now()
         let origin: OriginStream
         do {
-            origin = try await contactOrigin(request.url) { try await self.origin.stream(outgoing, body: nil, interim: interim) }
+            origin = try await contactOrigin(request.url) {
+                try await self.origin.stream(outgoing, body: nil, interim: interim)
+            }
         } catch let error as OriginError where error.code == .unreachable {
-            throw CacheError(.offlineMiss, "\(url.absoluteString) is stored only in part and the origin is unreachable", cause: error)
+            throw CacheError(
+                .offlineMiss, "\(url.absoluteString) is stored only in part and the origin is unreachable", cause: error
+            )
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching the rest of \(url.absoluteString) failed", cause: error)
         }
@@ -151,24 +163,30 @@ extension HTTPCache {
         {
             clientHead = rules.headForPart(head, part: ContentRange(range: 0..<length, completeLength: length))
             plan = StoringPlan(
-                storing: entryToStore(request, head: clientHead, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                storing: entryToStore(
+                    request, head: clientHead, requestTime: requestTime, responseTime: responseTime, policy: policy),
                 before: prefix, expectedLength: rest.range.count)
             body.append(prefix)
         } else if head.status.code == 200 {
             clientHead = head
             plan = StoringPlan(
-                storing: entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                storing: entryToStore(
+                    request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy),
                 expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         } else {
-            logger.debug("\(url.absoluteString): the origin answered \(head.status.code) for the rest of a stored part; fetching it whole")
-            return try await fetchAndRespond(request, key: key, url: url, forward: .partial, policy: policy, interim: interim)
+            logger.debug(
+                "\(url.absoluteString): the origin answered \(head.status.code) for the rest of a stored part; fetching it whole"
+            )
+            return try await fetchAndRespond(
+                request, key: key, url: url, forward: .partial, policy: policy, interim: interim)
         }
         let stored = plan
         CallersLoop.task { [self] in
             await pumpBody(origin.body, into: body, plan: stored, url: url, release: {})
         }
         let status = CacheStatus(
-            cache: configuration.cacheName, forward: .partial, forwardStatus: head.status.code, stored: plan.storing != nil)
+            cache: configuration.cacheName, forward: .partial, forwardStatus: head.status.code,
+            stored: plan.storing != nil)
         clientHead.headerFields = MessageFields.removingHopByHop(clientHead.headerFields)
         clientHead.headerFields.appendCacheStatus(status)
         return CacheResponse(head: clientHead, content: .arriving(body), cacheStatus: status, url: url)
@@ -192,7 +210,8 @@ extension HTTPCache {
             pieces[0].lowerBound <= fetch.body.receivedCount + Self.arrivingRangeReach
         else { return nil }
         let rules = configuration.rules
-        var status = CacheStatus(cache: configuration.cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
+        var status = CacheStatus(
+            cache: configuration.cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
         status.ttl = -rules.reuse(storing.stored, for: request, now: fetch.responseTime).staleness
         var head = storing.stored.response
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
@@ -207,6 +226,8 @@ extension HTTPCache {
 
     /// Whether the request carries preconditions (then it is not completed from a part).
     private func hasConditionals(_ request: HTTPRequest) -> Bool {
-        [HTTPField.Name.ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .ifRange].contains { request.headerFields[$0] != nil }
+        [HTTPField.Name.ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .ifRange].contains {
+            request.headerFields[$0] != nil
+        }
     }
 }

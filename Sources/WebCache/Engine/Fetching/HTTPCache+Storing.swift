@@ -14,7 +14,9 @@ extension HTTPCache {
     func storeIfAllowed(
         _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
     ) -> CacheEntry? {
-        guard let entry = entryToStore(request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+        guard
+            let entry = entryToStore(
+                request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
         else { return nil }
         do {
             return try store.store(entry, body: response.body)
@@ -41,7 +43,8 @@ extension HTTPCache {
             case .keep: break
             case .strip: head.headerFields[.setCookie] = nil
             case .doNotStore:
-                logger.debug("not storing \(request.url?.absoluteString ?? "?"): it sets a cookie (sharedSetCookie: doNotStore)")
+                logger.debug(
+                    "not storing \(request.url?.absoluteString ?? "?"): it sets a cookie (sharedSetCookie: doNotStore)")
                 return nil
             }
         }
@@ -49,10 +52,12 @@ extension HTTPCache {
             guard let changed = hook(request, head) else { return nil }
             head = changed
         }
-        let stored = StoredResponse(request: request, response: head, requestTime: requestTime, responseTime: responseTime)
+        let stored = StoredResponse(
+            request: request, response: head, requestTime: requestTime, responseTime: responseTime)
         let freshness = rules.freshness(of: stored)
         var appExpiry: Date?
-        if let url = request.url, let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType]) {
+        if let url = request.url, let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType])
+        {
             if let ttl = rule.ttl {
                 appExpiry = responseTime.addingTimeInterval(TimeInterval(ttl))
             } else if let defaultTTL = rule.defaultTTL, !freshness.isExplicit {
@@ -60,8 +65,12 @@ extension HTTPCache {
             }
         }
         let directives = rules.directives(for: head).cacheControl
-        let staleAllowance = [policy.offlineMaxStale ?? 365 * 86_400, directives.staleWhileRevalidate?.seconds ?? 0, directives.staleIfError?.seconds ?? 0].max()!
-        let lifetimeEnd = max(responseTime.addingTimeInterval(TimeInterval(freshness.lifetime)), appExpiry ?? .distantPast)
+        let staleAllowance = [
+            policy.offlineMaxStale ?? 365 * 86_400, directives.staleWhileRevalidate?.seconds ?? 0,
+            directives.staleIfError?.seconds ?? 0,
+        ].max()!
+        let lifetimeEnd = max(
+            responseTime.addingTimeInterval(TimeInterval(freshness.lifetime)), appExpiry ?? .distantPast)
         // Responses with validators stay useful for revalidation past their staleness limit.
         let hasValidator = head.headerFields.contains(.eTag) || head.headerFields.contains(.lastModified)
         let discardAfter = hasValidator ? nil : lifetimeEnd.addingTimeInterval(TimeInterval(staleAllowance))

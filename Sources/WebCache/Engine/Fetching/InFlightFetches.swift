@@ -24,7 +24,8 @@ actor InFlightFetches<Value: Sendable> {
     /// still arriving): the key stays joinable until the operation calls the `release` it is
     /// given (it must, once, also when it fails after answering).
     func valueKeptJoinable(
-        for key: String, _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
+        for key: String,
+        _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
         if let running = tasks[key] {
             return (try await running.value, true)

@@ -33,7 +33,9 @@ extension HTTPCache {
     func replayTerms(
         of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, configuration: Configuration
     ) -> ReplayTerms? {
-        guard slidingExpiry(of: entry, url: response.url, policy: configuration.policy, now: now) == nil else { return nil }
+        guard slidingExpiry(of: entry, url: response.url, policy: configuration.policy, now: now) == nil else {
+            return nil
+        }
         // The age moves on by whole seconds; so does the time left of an app-set expiry, which
         // overrides the freshness of the response (`decide`).
         var validUntil = entryFacts.facts(of: entry, rules: configuration.rules).ageChanges(after: now)
@@ -46,6 +48,7 @@ extension HTTPCache {
         guard validUntil > now else { return nil }
         return ReplayTerms(
             entry: entry, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
-            storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
+            storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now,
+            validUntil: validUntil)
     }
 }

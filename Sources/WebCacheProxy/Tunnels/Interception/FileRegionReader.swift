@@ -120,7 +120,9 @@ final class FileRegionReader: ChannelOutboundHandler {
                     return max(0, read)
                 }
                 if read < 0 && errno == EINTR { continue }
-                guard read > 0 else { throw IOError(errnoCode: read < 0 ? errno : EIO, reason: "reading a stored body for TLS") }
+                guard read > 0 else {
+                    throw IOError(errnoCode: read < 0 ? errno : EIO, reason: "reading a stored body for TLS")
+                }
                 done += read
             }
         }

@@ -22,7 +22,8 @@ extension InterceptedTunnel {
                 try pipeline.addHandler(FileRegionReader(), position: .after(server))
                 let reader = try pipeline.handler(type: FileRegionReader.self)
                 try pipeline.addHandler(decoder, position: .after(reader))
-                try pipeline.addHandler(ProxyHTTPHandler(proxy: proxy, decoder: decoder, tunnel: tunnel), position: .after(decoder))
+                try pipeline.addHandler(
+                    ProxyHTTPHandler(proxy: proxy, decoder: decoder, tunnel: tunnel), position: .after(decoder))
                 proxy.metrics.interceptedTunnels.increment()
             },
             passThrough: { context, sniffer in

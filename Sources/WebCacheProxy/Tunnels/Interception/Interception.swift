@@ -19,12 +19,22 @@ struct Interception: Sendable {
     /// that listens beyond loopback must name the hosts it intercepts.
     static func make(for configuration: ProxyConfiguration) -> (Interception?, String?) {
         guard let settings = configuration.tlsInterception else { return (nil, nil) }
-        guard configuration.upstream == nil else { return (nil, "HTTPS interception is for forward mode; a reverse proxy has no CONNECT tunnels") }
+        guard configuration.upstream == nil else {
+            return (nil, "HTTPS interception is for forward mode; a reverse proxy has no CONNECT tunnels")
+        }
         if settings.hosts.isEmpty && !NetworkExposure.isLoopback(configuration.host) {
-            return (nil, "HTTPS interception on \(configuration.host), beyond loopback, needs the hosts to intercept (--intercept-host): every client of the proxy would see every site's traffic")
+            return (
+                nil,
+                "HTTPS interception on \(configuration.host), beyond loopback, needs the hosts to intercept (--intercept-host): every client of the proxy would see every site's traffic"
+            )
         }
         do {
-            return (Interception(settings: settings, verification: try UpstreamVerification(interception: settings, timeout: settings.verificationTimeout)), nil)
+            return (
+                Interception(
+                    settings: settings,
+                    verification: try UpstreamVerification(
+                        interception: settings, timeout: settings.verificationTimeout)), nil
+            )
         } catch {
             return (nil, "cannot set up TLS to check origins' certificates: \(error)")
         }
@@ -71,9 +81,13 @@ package struct InterceptedTunnel: Sendable {
     /// absolute `https` URL of this destination.
     func url(for target: String) -> URL? {
         if target.hasPrefix("/") { return URL(string: "https://\(authority)\(target)") }
-        guard let url = URL(string: target), url.scheme?.lowercased() == "https", let host = url.host else { return nil }
+        guard let url = URL(string: target), url.scheme?.lowercased() == "https", let host = url.host else {
+            return nil
+        }
         let port = url.port ?? 443
-        guard port == self.port, host.lowercased().filter({ $0 != "[" && $0 != "]" }) == self.host.lowercased() else { return nil }
+        guard port == self.port, host.lowercased().filter({ $0 != "[" && $0 != "]" }) == self.host.lowercased() else {
+            return nil
+        }
         return url
     }
 }

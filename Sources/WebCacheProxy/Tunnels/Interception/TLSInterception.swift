@@ -1,6 +1,6 @@
 import WebCache
-import WebCacheTLS
 import WebCacheNIO
+import WebCacheTLS
 
 /// How a forward proxy opens HTTPS: inside a `CONNECT` tunnel to an intercepted host it answers
 /// the TLS handshake itself, with a certificate for that host from a local
@@ -36,7 +36,9 @@ public struct TLSInterception: Sendable {
     public var verificationTimeout: Duration = .seconds(3)
 
     /// Intercepts `hosts` (all when empty) with certificates from `authority`.
-    public init(authority: CertificateAuthority, hosts: [String] = [], upstreamTrust: OriginTrust = OriginTrust()) throws {
+    public init(authority: CertificateAuthority, hosts: [String] = [], upstreamTrust: OriginTrust = OriginTrust())
+        throws
+    {
         self.certificates = try InterceptionCertificates(authority: authority)
         self.hosts = hosts
         self.upstreamTrust = upstreamTrust

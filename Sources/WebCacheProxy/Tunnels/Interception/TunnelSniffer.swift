@@ -25,7 +25,10 @@ final class TunnelSniffer: ChannelInboundHandler, RemovableChannelHandler {
     ///   - intercept: adds the TLS server handlers after this one.
     ///   - passThrough: connects the destination, adds the tunnel after this handler and calls
     ///     ``release(context:)`` (or closes the channel).
-    init(intercept: @escaping (ChannelHandlerContext) throws -> Void, passThrough: @escaping (ChannelHandlerContext, TunnelSniffer) -> Void) {
+    init(
+        intercept: @escaping (ChannelHandlerContext) throws -> Void,
+        passThrough: @escaping (ChannelHandlerContext, TunnelSniffer) -> Void
+    ) {
         self.intercept = intercept
         self.passThrough = passThrough
     }

@@ -56,7 +56,9 @@ final class UpstreamVerification: Sendable {
 
     /// The verdict on `destination`: kept, or checked now (one check at a time per host). The
     /// certificate must be for `serverName` when given (a client's SNI), else for the host.
-    func verdict(for destination: TunnelDestination, serverName: String? = nil, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+    func verdict(for destination: TunnelDestination, serverName: String? = nil, on eventLoop: any EventLoop)
+        -> EventLoopFuture<UpstreamVerdict>
+    {
         let key = "\(destination.host.lowercased()):\(destination.port)" + (serverName.map { " as \($0)" } ?? "")
         let now = NIODeadline.now()
         if let known = kept.withLockedValue({ $0[key] }), known.until > now {
@@ -82,14 +84,18 @@ final class UpstreamVerification: Sendable {
             self.kept.withLockedValue { kept in
                 kept[key] = Kept(verdict: verdict, until: .now() + lifetime)
             }
-            for waiter in self.checking.withLockedValue({ $0.removeValue(forKey: key) ?? [] }) { waiter.succeed(verdict) }
+            for waiter in self.checking.withLockedValue({ $0.removeValue(forKey: key) ?? [] }) {
+                waiter.succeed(verdict)
+            }
         }
         return promise.futureResult
     }
 
     /// Connects to `destination` and completes a TLS handshake that verifies its certificate
     /// (for `serverName`, or else the host).
-    private func handshake(with destination: TunnelDestination, serverName: String?, on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamVerdict> {
+    private func handshake(with destination: TunnelDestination, serverName: String?, on eventLoop: any EventLoop)
+        -> EventLoopFuture<UpstreamVerdict>
+    {
         let outcome = eventLoop.makePromise(of: UpstreamVerdict.self)
         let name = serverName ?? Self.serverName(of: destination)
         let context = self.context
@@ -102,7 +108,8 @@ final class UpstreamVerification: Sendable {
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: name))
                     try channel.pipeline.syncOperations.addHandler(HandshakeOutcome(outcome, requiredName: serverName))
                 }
             }
@@ -135,7 +142,8 @@ private final class HandshakeOutcome: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted = event {
             if let requiredName {
-                let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).peerCertificate?.toDERBytes()
+                let certificate = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
+                    .peerCertificate?.toDERBytes()
                 outcome.succeed(
                     certificate.map { CertificateNames.certificate($0, names: requiredName) } == true
                         ? .verified : .refused("the certificate does not name \(requiredName)"))
@@ -174,7 +182,9 @@ extension UpstreamVerification {
 
     /// A TLS connection to `destination` whose certificate is verified, for a tunnel spliced
     /// through (a WebSocket upgrade).
-    func connect(to destination: TunnelDestination, on eventLoop: any EventLoop, timeout: Duration) -> EventLoopFuture<any Channel> {
+    func connect(to destination: TunnelDestination, on eventLoop: any EventLoop, timeout: Duration) -> EventLoopFuture<
+        any Channel
+    > {
         let name = Self.serverName(of: destination)
         let context = self.context
         return ClientBootstrap(group: eventLoop)
@@ -182,7 +192,8 @@ extension UpstreamVerification {
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: name))
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: name))
                 }
             }
             .connect(host: destination.host, port: destination.port)
@@ -196,7 +207,9 @@ extension UpstreamVerification {
     func vetting(for destination: TunnelDestination) -> InterceptionCertificates.ServerNameVetting {
         { serverName, eventLoop in
             self.verdict(for: destination, serverName: serverName, on: eventLoop).flatMapThrowing { verdict in
-                guard verdict == .verified else { throw ServerNameRefused(serverName: serverName, destination: destination, verdict: verdict) }
+                guard verdict == .verified else {
+                    throw ServerNameRefused(serverName: serverName, destination: destination, verdict: verdict)
+                }
             }
         }
     }
