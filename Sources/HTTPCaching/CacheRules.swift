@@ -13,10 +13,22 @@ import HTTPTypes
 /// ```
 ///
 /// ## Topics
+///
+/// ### Storing
 /// - ``storability(of:for:)``
-/// - ``freshness(of:)`` and ``age(of:now:)``
+///
+/// ### Freshness
+/// - ``freshness(of:)``
+/// - ``age(of:now:)``
+///
+/// ### Reuse
 /// - ``reuse(_:for:now:conditions:)``
-/// - ``conditionalRequest(for:revalidating:)`` and ``updating(_:with:)``
+///
+/// ### Validation
+/// - ``conditionalRequest(for:revalidating:)``
+/// - ``updating(_:with:requestTime:responseTime:)``
+///
+/// ### Invalidation
 /// - ``invalidations(for:response:)``
 public struct CacheRules: Sendable {
     /// Whether the cache serves one user (private) or many (shared).

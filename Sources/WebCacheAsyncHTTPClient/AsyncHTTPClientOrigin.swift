@@ -27,7 +27,7 @@ import Foundation
 /// ``shutdown()`` when done.
 ///
 /// A connection that cannot be made (refused, a name that does not resolve, no route) fails the
-/// request at once as ``OriginError/connectionFailed``: AsyncHTTPClient would otherwise retry
+/// request at once as `OriginError.connectionFailed`: AsyncHTTPClient would otherwise retry
 /// with back-off until the connect timeout, and a cache that is offline must know it now. A
 /// GET or HEAD whose kept-alive connection turns out closed by the origin is sent once more
 /// on a new connection.
@@ -64,7 +64,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         try await client.shutdown()
     }
 
-    /// Sends the request; see ``OriginFetching/fetch(_:body:)``.
+    /// Sends the request; see `fetch(_:body:)`.
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         let (url, response) = try await execute(request, body: body)
         let collected: ByteBuffer
@@ -76,7 +76,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
     }
 
-    /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
+    /// Sends the request and streams the body; see `stream(_:body:)`.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)
         let limit = maximumBodySize

@@ -14,7 +14,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An HTTP/1.1 caching proxy over an ``WebCache/HTTPCache`` (use shared-cache rules), in reverse
+/// An HTTP/1.1 caching proxy over an `HTTPCache` (use shared-cache rules), in reverse
 /// mode (one upstream) or forward mode (absolute-form requests, `CONNECT` tunnels).
 ///
 /// ```swift
@@ -89,7 +89,7 @@ public final class CachingProxy: Sendable {
     /// requests in flight finish (up to ``ProxyConfiguration/drainTimeout``), closes the rest and
     /// returns.
     public func run() async throws {
-        if let interceptionProblem { throw ProxyConfigurationError(interceptionProblem) }
+        if let interceptionProblem { throw ProxyConfigurationError(.unsafeInterception, interceptionProblem) }
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

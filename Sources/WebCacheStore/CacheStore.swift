@@ -32,9 +32,22 @@ import Foundation
 /// ```
 ///
 /// ## Topics
-/// - ``lookup(_:)``, ``readBody(_:)``, ``openBody(_:chunkSize:)``
-/// - ``store(_:body:)``, ``makeWriter(for:)``, ``updateHead(of:with:)``
-/// - ``remove(_:)`` and the other removals, ``trim()``
+///
+/// ### Reading
+/// - ``lookup(_:)``
+/// - ``readBody(_:)``
+/// - ``openBody(_:chunkSize:)``
+///
+/// ### Writing
+/// - ``store(_:body:)``
+/// - ``makeWriter(for:)``
+/// - ``updateHead(of:with:)``
+///
+/// ### Removing
+/// - ``remove(_:)``
+/// - ``trim()``
+///
+/// ### Statistics
 /// - ``statistics()``
 public final class CacheStore: Sendable {
     /// The configuration the store was opened with.

@@ -1,4 +1,5 @@
 import Crypto
+import HTTPCaching
 import X509
 
 #if canImport(Glibc)
@@ -33,12 +34,13 @@ extension CertificateAuthority {
         do {
             try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
         } catch {
-            throw CertificateAuthorityError("cannot create \(parent.path): \(error)")
+            throw CertificateAuthorityError(.ioFailure, "cannot create \(parent.path): \(error)")
         }
         let staging = parent.appendingPathComponent(
             ".\(folder.lastPathComponent)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         guard mkdir(staging.path, 0o700) == 0 else {
-            throw CertificateAuthorityError("cannot create \(staging.path): \(String(cString: strerror(errno)))")
+            throw CertificateAuthorityError(
+                .ioFailure, "cannot create \(staging.path): \(String(cString: strerror(errno)))")
         }
         defer { try? FileManager.default.removeItem(at: staging) }
         let made = try make()
@@ -47,11 +49,13 @@ extension CertificateAuthority {
         try writeFile(made.certificatePEM, to: staging.appendingPathComponent(certificateFileName), mode: 0o644)
         if rename(staging.path, folder.path) != 0 && errno != EEXIST && errno != ENOTEMPTY {
             throw CertificateAuthorityError(
+                .ioFailure,
                 "cannot move the new certificate authority into \(folder.path): \(String(cString: strerror(errno)))")
         }
         // Moved in, or another process's authority got there first: either way, use what is there.
         guard let authority = try load(from: folder) else {
-            throw CertificateAuthorityError("the certificate authority in \(folder.path) vanished while it was made")
+            throw CertificateAuthorityError(
+                .damaged, "the certificate authority in \(folder.path) vanished while it was made")
         }
         return authority
     }
@@ -61,7 +65,8 @@ extension CertificateAuthority {
         var folderStatus = stat()
         guard stat(folder.path, &folderStatus) == 0 else {
             if errno == ENOENT { return nil }
-            throw CertificateAuthorityError("cannot read \(folder.path): \(String(cString: strerror(errno)))")
+            throw CertificateAuthorityError(
+                .ioFailure, "cannot read \(folder.path): \(String(cString: strerror(errno)))")
         }
         try requirePrivate(folderStatus, path: folder.path, kind: "folder")
         let keyFile = folder.appendingPathComponent(keyFileName)
@@ -69,6 +74,7 @@ extension CertificateAuthority {
         var keyStatus = stat()
         guard stat(keyFile.path, &keyStatus) == 0 else {
             throw CertificateAuthorityError(
+                .damaged,
                 "\(folder.path) has no \(keyFileName): move the folder aside to make a new authority (and trust its certificate again)"
             )
         }
@@ -79,7 +85,8 @@ extension CertificateAuthority {
             keyText = try String(contentsOf: keyFile, encoding: .utf8)
             certificateText = try String(contentsOf: certificateFile, encoding: .utf8)
         } catch {
-            throw CertificateAuthorityError("cannot read the certificate authority in \(folder.path): \(error)")
+            throw CertificateAuthorityError(
+                .ioFailure, "cannot read the certificate authority in \(folder.path): \(error)")
         }
         let key: P256.Signing.PrivateKey
         let certificate: Certificate
@@ -88,11 +95,13 @@ extension CertificateAuthority {
             certificate = try Certificate(pemEncoded: certificateText)
         } catch {
             throw CertificateAuthorityError(
+                .damaged,
                 "the certificate authority in \(folder.path) is damaged (\(error)): move the folder aside to make a new one"
             )
         }
         guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
             throw CertificateAuthorityError(
+                .damaged,
                 "\(certificateFile.path) does not belong to the key beside it: move the folder aside to make a new authority"
             )
         }
@@ -104,11 +113,13 @@ extension CertificateAuthority {
         let others = status.st_mode & 0o077
         guard others == 0 else {
             throw CertificateAuthorityError(
+                .unsafePermissions,
                 "the certificate authority's \(kind) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))); run chmod go-rwx on it, or move the folder aside to make a new authority"
             )
         }
         guard status.st_uid == getuid() else {
-            throw CertificateAuthorityError("the certificate authority's \(kind) \(path) belongs to another user")
+            throw CertificateAuthorityError(
+                .unsafePermissions, "the certificate authority's \(kind) \(path) belongs to another user")
         }
     }
 
@@ -116,7 +127,8 @@ extension CertificateAuthority {
     private static func writeFile(_ text: String, to file: URL, mode: mode_t) throws {
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
-            throw CertificateAuthorityError("cannot create \(file.path): \(String(cString: strerror(errno)))")
+            throw CertificateAuthorityError(
+                .ioFailure, "cannot create \(file.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
@@ -125,12 +137,14 @@ extension CertificateAuthority {
             let result = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if result < 0 && errno == EINTR { continue }
             guard result > 0 else {
-                throw CertificateAuthorityError("cannot write \(file.path): \(String(cString: strerror(errno)))")
+                throw CertificateAuthorityError(
+                    .ioFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
             }
             written += result
         }
         guard fchmod(descriptor, mode) == 0, fsync(descriptor) == 0 else {
-            throw CertificateAuthorityError("cannot write \(file.path): \(String(cString: strerror(errno)))")
+            throw CertificateAuthorityError(
+                .ioFailure, "cannot write \(file.path): \(String(cString: strerror(errno)))")
         }
     }
 }

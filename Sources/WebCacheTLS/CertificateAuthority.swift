@@ -1,4 +1,5 @@
 import Crypto
+import HTTPCaching
 import SwiftASN1
 import X509
 
@@ -101,7 +102,7 @@ public final class CertificateAuthority: Sendable {
         for hosts: [String], publicKey: P256.Signing.PublicKey, validity: Duration = .seconds(180 * 86_400)
     ) throws -> Certificate {
         guard let host = hosts.first else {
-            throw CertificateAuthorityError("a server certificate needs at least one name")
+            throw CertificateAuthorityError(.invalidRequest, "a server certificate needs at least one name")
         }
         let now = Date()
         let end = min(now.addingTimeInterval(Double(validity.components.seconds)), certificate.notValidAfter)
@@ -130,11 +131,42 @@ public final class CertificateAuthority: Sendable {
     }
 }
 
-/// What went wrong with a certificate authority's files.
-public struct CertificateAuthorityError: Error, CustomStringConvertible, Sendable {
+/// What went wrong with a certificate authority or its files.
+public struct CertificateAuthorityError: CodedError {
+    /// What kind of failure this is. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case ioFailure, damaged, unsafePermissions, invalidRequest
+        }
+        private let value: Value
+
+        /// A file or folder could not be made, read, written or moved into place.
+        public static let ioFailure = Code(value: .ioFailure)
+        /// The authority's files are incomplete, unreadable as keys and certificates, or do not
+        /// belong together: move the folder aside to make a new authority.
+        public static let damaged = Code(value: .damaged)
+        /// The key or its folder can be read by other users, or belongs to another user.
+        public static let unsafePermissions = Code(value: .unsafePermissions)
+        /// A certificate was asked for that cannot be made (no name).
+        public static let invalidRequest = Code(value: .invalidRequest)
+
+        /// The code's name.
+        public var description: String { "\(value)" }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
     /// What went wrong, in words.
-    public let description: String
-    init(_ description: String) { self.description = description }
+    public var message: String
+    /// The underlying error.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
 }
 
 /// IP address literals as the bytes a certificate names them by.

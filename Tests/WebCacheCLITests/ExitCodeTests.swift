@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebCache
+import WebCacheProxy
 import WebCacheStore
 
 @testable import webcache
@@ -16,6 +17,9 @@ struct ExitCodeTests {
     static let rows: [Row] = [
         Row(error: PolicyError(.unreadableFile, "cannot read the configuration file /x.yaml"), code: 64),
         Row(error: PolicyError(.invalidConfiguration, "/x.yaml is not a valid WebCache configuration"), code: 64),
+        Row(
+            error: ProxyConfigurationError(.unsafeInterception, "listening beyond loopback needs --intercept-host"),
+            code: 64),
         Row(error: CacheError(.invalidRequest, "ftp://a.test/ is not an http(s) URL"), code: 64),
         Row(error: CacheError(.offlineMiss, "https://a.test/ is not cached and the origin is unreachable"), code: 69),
         Row(error: CacheError(.originFailed, "fetching https://a.test/ failed"), code: 69),

@@ -338,7 +338,7 @@ struct ProxyInterceptionTests {
         let error = await #expect(throws: ProxyConfigurationError.self) {
             try await CachingProxy(cache: cache, configuration: configuration).run()
         }
-        #expect(error?.description.contains("--intercept-host") == true)
+        #expect(error?.code == .unsafeInterception && error?.message.contains("--intercept-host") == true)
         try await network.shutdown()
     }
 }

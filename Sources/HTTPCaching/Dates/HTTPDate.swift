@@ -20,9 +20,11 @@ import Foundation
 public enum HTTPDate {
     /// Parses an HTTP date in any of the three formats, or returns `nil`.
     ///
-    /// - Parameter now: the reference for two-digit RFC 850 years: RFC 9110 §5.6.7 reads a year
-    ///   more than 50 years in the future as the most recent past year with those digits. When
-    ///   `nil`, years 00–69 are read as 20xx and 70–99 as 19xx.
+    /// - Parameters:
+    ///   - text: the field value.
+    ///   - now: the reference for two-digit RFC 850 years: RFC 9110 §5.6.7 reads a year more than
+    ///     50 years in the future as the most recent past year with those digits. When `nil`,
+    ///     years 00–69 are read as 20xx and 70–99 as 19xx.
     public static func parse(_ text: String, now: Date? = nil) -> Date? {
         var text = text
         return text.withUTF8 { bytes in

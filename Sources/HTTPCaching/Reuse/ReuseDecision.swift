@@ -86,7 +86,7 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
             && left.reasons == right.reasons
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(action)
         hasher.combine(freshness)

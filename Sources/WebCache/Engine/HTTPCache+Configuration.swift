@@ -14,8 +14,8 @@ extension HTTPCache {
     public struct Configuration: Sendable {
         /// Where and how much is stored.
         public var store: CacheStore.Configuration
-        /// The HTTP caching rules: ``CacheRules/private`` for an app (the default),
-        /// ``CacheRules/shared`` for a proxy.
+        /// The HTTP caching rules: `CacheRules.private` for an app (the default),
+        /// `CacheRules.shared` for a proxy.
         public var rules: CacheRules
         /// The app's rules on top (lifetimes, allow and block lists, offline use).
         public var policy: CachePolicy

@@ -21,7 +21,7 @@ import Foundation
 /// ```
 ///
 /// Request path: app rules (block-list, allow-list, enabled) → lookup by key and `Vary` →
-/// the decision of ``HTTPCaching/CacheRules`` adjusted by the ``RequestMode`` and app lifetimes →
+/// the decision of `CacheRules` (HTTPCaching) adjusted by the ``RequestMode`` and app lifetimes →
 /// fresh hit, stale hit (max-stale, stale-while-revalidate with one background refresh,
 /// stale-if-error, offline), conditional request, or fetch → store → respond with
 /// `Cache-Status`. Concurrent identical requests share one origin fetch. A failing store never

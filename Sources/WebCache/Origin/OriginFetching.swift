@@ -14,7 +14,7 @@ import Foundation
 /// An origin never follows redirects itself: the cache stores each hop by its own headers.
 public protocol OriginFetching: Sendable {
     /// Sends `request` (with `body`, for methods that carry one) and returns the response.
-    /// Throws ``OriginError`` with ``OriginError/Kind/unreachable`` when no answer came at all
+    /// Throws ``OriginError`` with ``OriginError/Code-swift.struct/unreachable`` when no answer came at all
     /// (refused, DNS, timeout), so that the cache can serve stale responses offline.
     func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse
 

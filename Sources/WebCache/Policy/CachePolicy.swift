@@ -1,5 +1,6 @@
-/// The app's rules on top of HTTP caching (lifetimes, sliding expiry, allow and block lists), changeable at run time and
-/// loadable from a YAML file (``CachePolicy/load(from:)``).
+/// The app's rules on top of HTTP caching (lifetimes, sliding expiry, allow and block lists),
+/// changeable at run time and loadable from a YAML file (`CachePolicy.load(from:)` in
+/// WebCacheYAML).
 ///
 /// ```yaml
 /// enabled: true
@@ -129,7 +130,8 @@ public struct CachePolicy: Sendable, Hashable, Codable {
         public var ttl: Int?
         /// A lifetime in seconds used only when the response gives none.
         public var defaultTTL: Int?
-        /// Whether a hit extends the app-set expiry by the rule's lifetime (content read often stays, content not read ages out).
+        /// Whether a hit extends the app-set expiry by the rule's lifetime (content read often
+        /// stays, content not read ages out).
         public var slidingExpiry: Bool?
 
         /// Creates a rule.

@@ -16,13 +16,13 @@ import Foundation
 /// An origin on SwiftNIO directly, built for a proxy: HTTP/1.1 over kept-alive connections
 /// pooled by endpoint (a new one made on the caller's event loop when it runs on one), the body
 /// streamed as it arrives, and interim responses (`103 Early Hints`) handed to the caller's
-/// ``InterimResponseHandler`` before the final head — which AsyncHTTPClient reads and drops.
+/// `InterimResponseHandler` before the final head — which AsyncHTTPClient reads and drops.
 ///
 /// HTTPS is verified against the system's roots and `trust` (never turned off), with SNI for
-/// names. Errors are ``OriginError``s as ``OriginFetching`` asks: ``OriginError/Kind/unreachable``
+/// names. Errors are `OriginError`s as `OriginFetching` asks: `.unreachable`
 /// when no answer came (refused, no route, a name that does not resolve, a timeout, a connection
 /// closed), with `connectionFailed` when no connection could be made at all;
-/// ``OriginError/Kind/invalidResponse`` for a certificate that does not verify, a malformed or
+/// `.invalidResponse` for a certificate that does not verify, a malformed or
 /// oversized response. A GET or HEAD whose kept-alive connection turns out closed by the origin
 /// is sent once more on a new connection. Redirects are not followed (the cache stores each hop).
 /// Call ``shutdown()`` when done.
@@ -71,19 +71,19 @@ public final class SwiftNIOOrigin: OriginFetching {
         pool.closeAll()
     }
 
-    /// Sends the request and collects the body; see ``OriginFetching/fetch(_:body:)``.
-    /// The body's errors are ``OriginError``s already (the exchange classifies them).
+    /// Sends the request and collects the body; see `fetch(_:body:)`.
+    /// The body's errors are `OriginError`s already (the exchange classifies them).
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         try await stream(request, body: body).collected()
     }
 
-    /// Sends the request and streams the body; see ``OriginFetching/stream(_:body:)``.
+    /// Sends the request and streams the body; see `stream(_:body:)`.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         try await stream(request, body: body, interim: nil)
     }
 
     /// Sends the request, hands interim responses to `interim`, and streams the body; see
-    /// ``OriginFetching/stream(_:body:interim:)``.
+    /// `stream(_:body:interim:)`.
     public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws
         -> OriginStream
     {

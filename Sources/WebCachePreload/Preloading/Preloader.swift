@@ -8,10 +8,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Makes web pages readable offline (an app's "save for reading later"): fetches each page through the cache, finds
-/// every subresource it needs (stylesheets and what they import, scripts, images with their
-/// `srcset`, fonts, media, frames), fetches those too, and records a **page manifest** that pins
-/// them all until the page is removed or refreshed as a unit.
+/// Makes web pages readable offline (an app's "save for reading later"): fetches each page through
+/// the cache, finds every subresource it needs (stylesheets and what they import, scripts, images
+/// with their `srcset`, fonts, media, frames), fetches those too, and records a **page manifest**
+/// that pins them all until the page is removed or refreshed as a unit.
 ///
 /// ```swift
 /// let preloader = Preloader(cache: cache)

@@ -6,8 +6,8 @@ import WebCache
 ///
 /// | failure | status |
 /// | --- | --- |
-/// | ``WebCache/CacheError/Code-swift.struct/offlineMiss``, an unreachable origin | 504 Gateway Timeout |
-/// | ``WebCache/CacheError/Code-swift.struct/invalidRequest``, a request the origin client refused | 400 Bad Request |
+/// | `CacheError.offlineMiss`, an unreachable origin | 504 Gateway Timeout |
+/// | `CacheError.invalidRequest`, a request the origin client refused | 400 Bad Request |
 /// | the origin failed or answered with something unusable, too many redirects, anything else | 502 Bad Gateway |
 /// | the cache's configuration failed | 500 Internal Server Error |
 enum ErrorAnswers {

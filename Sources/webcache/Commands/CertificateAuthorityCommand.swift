@@ -10,8 +10,8 @@ struct CertificateAuthorityCommand: AsyncParsableCommand {
         abstract: "Print the certificate of this cache's local certificate authority (made on first use).",
         discussion: """
             webcache proxy --intercept-https shows clients certificates issued by this \\
-            authority; trust its certificate where the client looks (README: "HTTPS through the \\
-            proxy" has recipes for Chromium, curl, WebKitGTK, URLSession and AsyncHTTPClient). \\
+            authority; trust its certificate where the client looks (WebCacheProxy docs, "Caching HTTPS: \\
+            interception", has recipes for Chromium, curl, WebKitGTK, URLSession and AsyncHTTPClient). \\
             The key stays in <cache-dir>/ca/ca-key.pem (mode 0600) and is never printed.
             """)
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPCaching
 import WebCache
+import WebCacheProxy
 import WebCacheStore
 
 #if canImport(FoundationEssentials)
@@ -22,14 +23,14 @@ enum ExitCodes: Int32 {
     ///
     /// | failure | exit code |
     /// | --- | --- |
-    /// | a configuration that cannot be read or is not valid (`PolicyError`) | 64 |
+    /// | a configuration that cannot be read or is not valid (`PolicyError`, `ProxyConfigurationError`) | 64 |
     /// | `CacheError.invalidRequest`, `OriginError.invalidRequest` | 64 |
     /// | any other `CacheError` or `OriginError` (offline, origin failed, redirects) | 69 |
     /// | the cache directory or its index (`StoreError`) | 73 |
     static func code(for error: any Error) -> ExitCodes? {
         switch error {
         case let failure as CommandFailure: failure.code
-        case is PolicyError: .usage
+        case is PolicyError, is ProxyConfigurationError: .usage
         case let error as CacheError: error.code == .invalidRequest ? .usage : .unavailable
         case let error as OriginError: error.code == .invalidRequest ? .usage : .unavailable
         case is StoreError: .cacheUnusable

@@ -24,7 +24,7 @@ extension HTTPCache {
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
     /// allow, a `304` to the client's own conditional request, a blocked URL, or the `504` of
     /// `only-if-cached`. Returns `nil` when the answer needs the origin; then
-    /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:)``
+    /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:interim:)``
     /// answer it (and decide again). Never suspends, so an event loop may call it directly.
     ///
     /// Requests with a body (other than GET and HEAD) always need the origin.

@@ -9,10 +9,10 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Whether the answer made under `answer` still stands for the request that got it; if so, counts and records it
-    /// as a hit (as ``storedResponse(for:mode:)`` would have). `false` when the store or the
-    /// settings changed, or the clock moved past ``ReplayTerms/validUntil`` (or back before
-    /// the decision): then ask the engine again. Never suspends.
+    /// Whether the answer made under `answer` still stands for the request that got it; if so,
+    /// counts and records it as a hit (as ``storedResponse(for:mode:)`` would have). `false` when
+    /// the store or the settings changed, or the clock moved past ``ReplayTerms/validUntil`` (or
+    /// back before the decision): then ask the engine again. Never suspends.
     package func confirmReplay(_ answer: ReplayTerms) -> Bool {
         let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
         guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }

@@ -1,3 +1,4 @@
+import HTTPCaching
 import NIOHTTP1
 import WebCacheTLS
 
@@ -41,11 +42,33 @@ struct Interception: Sendable {
     }
 }
 
-/// A configuration the proxy cannot run with.
-public struct ProxyConfigurationError: Error, CustomStringConvertible, Sendable {
+/// A configuration the proxy cannot run with, thrown by ``CachingProxy/run()`` before it listens.
+public struct ProxyConfigurationError: CodedError {
+    /// What kind of problem this is. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case unsafeInterception
+        }
+        private let value: Value
+
+        /// HTTPS interception would be open to more than this machine without a list of hosts.
+        public static let unsafeInterception = Code(value: .unsafeInterception)
+
+        /// The code's name.
+        public var description: String { "\(value)" }
+    }
+
+    /// What kind of problem this is.
+    public var code: Code
     /// What is wrong, in words.
-    public let description: String
-    init(_ description: String) { self.description = description }
+    public var message: String
+    /// The underlying error (none so far).
+    public var cause: (any Error)?
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
 }
 
 /// The destination of an intercepted tunnel, which the requests inside it must name.

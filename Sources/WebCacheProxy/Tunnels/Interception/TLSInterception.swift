@@ -4,7 +4,7 @@ import WebCacheTLS
 
 /// How a forward proxy opens HTTPS: inside a `CONNECT` tunnel to an intercepted host it answers
 /// the TLS handshake itself, with a certificate for that host from a local
-/// ``WebCacheTLS/CertificateAuthority``, and serves the requests inside like plain ones — from
+/// `CertificateAuthority` (WebCacheTLS), and serves the requests inside like plain ones — from
 /// the cache, keyed by their `https://` URLs. Clients must trust the authority's certificate.
 ///
 /// Interception is opt-in, and only for hosts whose own certificate verifies against
