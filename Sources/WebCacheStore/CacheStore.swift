@@ -149,7 +149,7 @@ public final class CacheStore: Sendable {
     /// The whole body of `entry`. Use ``openBody(_:chunkSize:)`` for large bodies.
     ///
     /// A body file whose length (always) or checksum (on its first read in this process) does not
-    /// match the index is deleted with its entry, and ``StoreError/Code/corruptBody`` is thrown:
+    /// match the index is deleted with its entry, and a ``StoreError`` with code `.corruptBody` is thrown:
     /// the caller treats it as a miss.
     public func readBody(_ entry: CacheEntry) throws -> Data {
         switch entry.body {

@@ -3,27 +3,9 @@ import HTTPCaching
 /// An error from the cache store: a stable ``code`` to match on, a message that says what went
 /// wrong, and the underlying error when there is one.
 public struct StoreError: CodedError {
-    /// What kind of failure this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case ioFailure, corruptBody, databaseFailure, invalidConfiguration, closed
-        }
-        private let value: Value
-
-        /// Reading or writing a file failed (a full disk, a permission, a vanished file).
-        public static let ioFailure = Code(value: .ioFailure)
-        /// A stored body does not match its index row (length or checksum); it was removed.
-        public static let corruptBody = Code(value: .corruptBody)
-        /// The SQLite index failed.
-        public static let databaseFailure = Code(value: .databaseFailure)
-        /// The configuration cannot work (a negative capacity, an unusable directory).
-        public static let invalidConfiguration = Code(value: .invalidConfiguration)
-        /// The writer was already committed or cancelled.
-        public static let closed = Code(value: .closed)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<StoreError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -38,4 +20,17 @@ public struct StoreError: CodedError {
         self.message = message
         self.cause = cause
     }
+}
+
+extension ErrorCode where Domain == StoreError {
+    /// Reading or writing a file failed (a full disk, a permission, a vanished file).
+    public static var ioFailure: Self { Self("ioFailure") }
+    /// A stored body does not match its index row (length or checksum); it was removed.
+    public static var corruptBody: Self { Self("corruptBody") }
+    /// The SQLite index failed.
+    public static var databaseFailure: Self { Self("databaseFailure") }
+    /// The configuration cannot work (a negative capacity, an unusable directory).
+    public static var invalidConfiguration: Self { Self("invalidConfiguration") }
+    /// The writer was already committed or cancelled.
+    public static var closed: Self { Self("closed") }
 }

@@ -133,26 +133,9 @@ public final class CertificateAuthority: Sendable {
 
 /// What went wrong with a certificate authority or its files.
 public struct CertificateAuthorityError: CodedError {
-    /// What kind of failure this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case ioFailure, damaged, unsafePermissions, invalidRequest
-        }
-        private let value: Value
-
-        /// A file or folder could not be made, read, written or moved into place.
-        public static let ioFailure = Code(value: .ioFailure)
-        /// The authority's files are incomplete, unreadable as keys and certificates, or do not
-        /// belong together: move the folder aside to make a new authority.
-        public static let damaged = Code(value: .damaged)
-        /// The key or its folder can be read by other users, or belongs to another user.
-        public static let unsafePermissions = Code(value: .unsafePermissions)
-        /// A certificate was asked for that cannot be made (no name).
-        public static let invalidRequest = Code(value: .invalidRequest)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<CertificateAuthorityError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -167,6 +150,18 @@ public struct CertificateAuthorityError: CodedError {
         self.message = message
         self.cause = cause
     }
+}
+
+extension ErrorCode where Domain == CertificateAuthorityError {
+    /// A file or folder could not be made, read, written or moved into place.
+    public static var ioFailure: Self { Self("ioFailure") }
+    /// The authority's files are incomplete, unreadable as keys and certificates, or do not
+    /// belong together: move the folder aside to make a new authority.
+    public static var damaged: Self { Self("damaged") }
+    /// The key or its folder can be read by other users, or belongs to another user.
+    public static var unsafePermissions: Self { Self("unsafePermissions") }
+    /// A certificate was asked for that cannot be made (no name).
+    public static var invalidRequest: Self { Self("invalidRequest") }
 }
 
 /// IP address literals as the bytes a certificate names them by.

@@ -2,25 +2,9 @@ import HTTPCaching
 
 /// An error from ``HTTPCache``: the request could not be answered at all.
 public struct CacheError: CodedError {
-    /// What kind of failure this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case offlineMiss, originFailed, invalidRequest, tooManyRedirects
-        }
-        private let value: Value
-
-        /// The origin is unreachable and nothing usable is stored.
-        public static let offlineMiss = Code(value: .offlineMiss)
-        /// The origin failed in another way (see ``CacheError/cause``, an ``OriginError``).
-        public static let originFailed = Code(value: .originFailed)
-        /// The request cannot be handled (no absolute URL, an unsupported scheme).
-        public static let invalidRequest = Code(value: .invalidRequest)
-        /// Too many redirects, or a redirect loop.
-        public static let tooManyRedirects = Code(value: .tooManyRedirects)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<CacheError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -35,4 +19,15 @@ public struct CacheError: CodedError {
         self.message = message
         self.cause = cause
     }
+}
+
+extension ErrorCode where Domain == CacheError {
+    /// The origin is unreachable and nothing usable is stored.
+    public static var offlineMiss: Self { Self("offlineMiss") }
+    /// The origin failed in another way (see ``CacheError/cause``, an ``OriginError``).
+    public static var originFailed: Self { Self("originFailed") }
+    /// The request cannot be handled (no absolute URL, an unsupported scheme).
+    public static var invalidRequest: Self { Self("invalidRequest") }
+    /// Too many redirects, or a redirect loop.
+    public static var tooManyRedirects: Self { Self("tooManyRedirects") }
 }

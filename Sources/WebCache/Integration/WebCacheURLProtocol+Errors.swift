@@ -11,9 +11,9 @@ extension WebCacheURLProtocol {
     ///
     /// | failure | `URLError.Code` |
     /// | --- | --- |
-    /// | ``CacheError/Code-swift.struct/offlineMiss``, an unreachable origin | `.notConnectedToInternet` |
-    /// | ``CacheError/Code-swift.struct/tooManyRedirects`` | `.httpTooManyRedirects` |
-    /// | ``CacheError/Code-swift.struct/invalidRequest``, a request the origin client refused | `.unsupportedURL` |
+    /// | `CacheError` `.offlineMiss`, an unreachable origin | `.notConnectedToInternet` |
+    /// | `CacheError` `.tooManyRedirects` | `.httpTooManyRedirects` |
+    /// | `CacheError` `.invalidRequest`, a request the origin client refused | `.unsupportedURL` |
     /// | an origin that answered with something unusable | `.badServerResponse` |
     /// | a `URLError` | itself |
     /// | anything else | `.cannotLoadFromNetwork` |

@@ -14,7 +14,7 @@ import Foundation
 /// An origin never follows redirects itself: the cache stores each hop by its own headers.
 public protocol OriginFetching: Sendable {
     /// Sends `request` (with `body`, for methods that carry one) and returns the response.
-    /// Throws ``OriginError`` with ``OriginError/Code-swift.struct/unreachable`` when no answer came at all
+    /// Throws ``OriginError`` with code `.unreachable` when no answer came at all
     /// (refused, DNS, timeout), so that the cache can serve stale responses offline.
     func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse
 
@@ -49,24 +49,9 @@ public struct OriginResponse: Sendable {
 
 /// Why an origin fetch failed.
 public struct OriginError: CodedError {
-    /// What kind of failure this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case unreachable, invalidRequest, invalidResponse
-        }
-        private let value: Value
-
-        /// No answer: connection refused, name not resolved, timed out, network down.
-        public static let unreachable = Code(value: .unreachable)
-        /// The request could not be sent as given (e.g. an invalid URL).
-        public static let invalidRequest = Code(value: .invalidRequest)
-        /// The answer could not be used (a body past the size limit, a broken message, a
-        /// certificate that failed verification).
-        public static let invalidResponse = Code(value: .invalidResponse)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<OriginError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -86,4 +71,14 @@ public struct OriginError: CodedError {
         self.cause = cause
         self.connectionFailed = connectionFailed && code == .unreachable
     }
+}
+
+extension ErrorCode where Domain == OriginError {
+    /// No answer: connection refused, name not resolved, timed out, network down.
+    public static var unreachable: Self { Self("unreachable") }
+    /// The request could not be sent as given (e.g. an invalid URL).
+    public static var invalidRequest: Self { Self("invalidRequest") }
+    /// The answer could not be used (a body past the size limit, a broken message, a
+    /// certificate that failed verification).
+    public static var invalidResponse: Self { Self("invalidResponse") }
 }

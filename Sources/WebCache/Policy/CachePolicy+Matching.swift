@@ -110,22 +110,9 @@ extension CachePolicy.BlockList {
 
 /// A configuration that cannot be read or understood.
 public struct PolicyError: CodedError {
-    /// What kind of failure this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case unreadableFile, invalidConfiguration
-        }
-        private let value: Value
-
-        /// A file the configuration names (or the configuration itself) cannot be read.
-        public static let unreadableFile = Code(value: .unreadableFile)
-        /// The configuration was read but is not valid (bad syntax, a negative capacity, a
-        /// file that holds no certificate).
-        public static let invalidConfiguration = Code(value: .invalidConfiguration)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<PolicyError>
 
     /// What kind of failure this is.
     public var code: Code
@@ -140,4 +127,12 @@ public struct PolicyError: CodedError {
         self.message = message
         self.cause = cause
     }
+}
+
+extension ErrorCode where Domain == PolicyError {
+    /// A file the configuration names (or the configuration itself) cannot be read.
+    public static var unreadableFile: Self { Self("unreadableFile") }
+    /// The configuration was read but is not valid (bad syntax, a negative capacity, a
+    /// file that holds no certificate).
+    public static var invalidConfiguration: Self { Self("invalidConfiguration") }
 }

@@ -30,13 +30,8 @@ extension ProxyHTTPHandler {
         context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination
     ) {
         state.startConnectingTunnel()
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        proxy.connectTunnel(to: destination, on: context.eventLoop).whenComplete { result in
-            let (handler, context) = loopBound.value
-            guard context.channel.isActive else {
-                if case .success(let upstream) = result { upstream.close(promise: nil) }
-                return
-            }
+        whenUpstreamConnects(proxy.connectTunnel(to: destination, on: context.eventLoop), context: context) {
+            handler, context, result in
             switch result {
             case .success(let upstream):
                 handler.state.tunnelConnected()
@@ -48,6 +43,23 @@ extension ProxyHTTPHandler {
                     ?? .error(502, "cannot connect to \(destination.host):\(destination.port): \(error)")
                 handler.respond(context: context, head: head)
             }
+        }
+    }
+
+    /// Runs `body` on the connection's event loop once `connecting` completes, unless the client
+    /// has gone by then: a connection made for a client that left is closed at once.
+    private func whenUpstreamConnects(
+        _ connecting: EventLoopFuture<any Channel>, context: ChannelHandlerContext,
+        _ body: @escaping (ProxyHTTPHandler, ChannelHandlerContext, Result<any Channel, any Error>) -> Void
+    ) {
+        let loopBound = NIOLoopBound((self, context, body), eventLoop: context.eventLoop)
+        connecting.whenComplete { result in
+            let (handler, context, body) = loopBound.value
+            guard context.channel.isActive else {
+                if case .success(let upstream) = result { upstream.close(promise: nil) }
+                return
+            }
+            body(handler, context, result)
         }
     }
 
@@ -158,16 +170,10 @@ extension ProxyHTTPHandler {
     func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
         guard let tunnel, let interception = proxy.interception else { return }
         state.startAnswering()
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
-        interception.verification.connect(
-            to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout
-        ).whenComplete { result in
-            let (handler, context) = loopBound.value
-            guard context.channel.isActive else {
-                if case .success(let upstream) = result { upstream.close(promise: nil) }
-                return
-            }
+        let connecting = interception.verification.connect(
+            to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout)
+        whenUpstreamConnects(connecting, context: context) { handler, context, result in
             switch result {
             case .success(let upstream):
                 var requestHead = ByteBuffer()

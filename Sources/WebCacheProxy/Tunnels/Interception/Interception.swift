@@ -44,19 +44,9 @@ struct Interception: Sendable {
 
 /// A configuration the proxy cannot run with, thrown by ``CachingProxy/run()`` before it listens.
 public struct ProxyConfigurationError: CodedError {
-    /// What kind of problem this is. New codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Value: Hashable, Sendable {
-            case unsafeInterception
-        }
-        private let value: Value
-
-        /// HTTPS interception would be open to more than this machine without a list of hosts.
-        public static let unsafeInterception = Code(value: .unsafeInterception)
-
-        /// The code's name.
-        public var description: String { "\(value)" }
-    }
+    /// The codes of this error: static members of `ErrorCode` where `Domain` is this type, declared
+    /// below. More may be added.
+    public typealias Code = ErrorCode<ProxyConfigurationError>
 
     /// What kind of problem this is.
     public var code: Code
@@ -69,6 +59,11 @@ public struct ProxyConfigurationError: CodedError {
         self.code = code
         self.message = message
     }
+}
+
+extension ErrorCode where Domain == ProxyConfigurationError {
+    /// HTTPS interception would be open to more than this machine without a list of hosts.
+    public static var unsafeInterception: Self { Self("unsafeInterception") }
 }
 
 /// The destination of an intercepted tunnel, which the requests inside it must name.
