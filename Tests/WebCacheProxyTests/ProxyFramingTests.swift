@@ -36,7 +36,7 @@ struct ProxyFramingTests {
     @Test("a body the origin sends chunked streams chunked, and comes from the cache with its length")
     func chunkedBodies() async throws {
         try await TestOrigin.with { origin in
-            let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            let body = Fixtures.patternedBytes(300_000)
             origin.route("/chunked") { _ in
                 var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
                 response.chunked = true
@@ -64,7 +64,7 @@ struct ProxyFramingTests {
     @Test("large stored bodies go out from their files; a file cut short since is never sent")
     func bodiesFromFiles() async throws {
         try await TestOrigin.with { origin in
-            let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+            let body = Fixtures.patternedBytes(200_000, seed: 1)
             origin.route("/large") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
             try await TemporaryDirectory.with { directory in
                 try await ProxyTests.withProxy(origin, cacheDirectory: directory) { port, client in

@@ -300,7 +300,7 @@ struct ProxyInterceptionTests {
     func largeBodiesOverTLS() async throws {
         let originTLS = try TestTLS()
         try await TestOrigin.with(tls: originTLS) { origin in
-            let body = Data((0..<(900 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+            let body = Fixtures.patternedBytes(900 << 10)
             origin.route("/video.webm") { _ in
                 TestOrigin.Response(
                     headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v\"")],

@@ -115,8 +115,7 @@ struct ProxyReplayTests {
     /// Letters that change with the position and the version, so that a shifted, cut or stale
     /// byte shows.
     static func patternedBody(size: Int, version: Int) -> Data {
-        let letters = Array("abcdefghijklmnopqrstuvwxyz".utf8)
-        return Data((0..<size).map { letters[($0 &* 7 &+ $0 / 251 &+ version) % letters.count] })
+        Fixtures.patternedLetters(size, seed: version)
     }
 
     /// How many unnamed answer files this process has open in `directory` (or in memory) with

@@ -9,7 +9,7 @@ struct ProxyStreamingTests {
     @Test("a large response reaches the client before the origin has sent it all, and is then served from the cache")
     func streamsLargeBodies() async throws {
         try await TestOrigin.with { origin in
-            let body = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let body = Fixtures.patternedBytes(2 << 20)
             let rest = OriginGate()
             origin.route("/big") { _ in
                 var response = TestOrigin.Response(

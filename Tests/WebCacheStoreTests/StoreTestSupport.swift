@@ -30,7 +30,7 @@ enum Entries {
     }
 
     static func body(_ size: Int, seed: UInt8 = 7) -> Data {
-        Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+        Fixtures.patternedBytes(size, seed: Int(seed))
     }
 
     static func key(_ url: String) -> CacheKey { CacheKey(url: URL(string: url)!)! }

@@ -61,4 +61,17 @@ public enum Fixtures {
 
     /// ``epoch`` plus `seconds`.
     public static func at(_ seconds: Int) -> Date { epoch.addingTimeInterval(TimeInterval(seconds)) }
+
+    /// `size` bytes that change with the position (and the `seed`), so that a shifted, cut,
+    /// repeated or foreign byte shows: for bodies compared as bytes.
+    public static func patternedBytes(_ size: Int, seed: Int = 0) -> Data {
+        Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9) &+ seed &* 7) })
+    }
+
+    /// `size` lowercase letters that change with the position (and the `seed`): for bodies read
+    /// back as text, from a raw exchange or a terminal.
+    public static func patternedLetters(_ size: Int, seed: Int = 0) -> Data {
+        let letters = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        return Data((0..<size).map { letters[($0 &* 7 &+ $0 / 251 &+ seed) % letters.count] })
+    }
 }

@@ -20,7 +20,7 @@ struct BodyBroadcastMemoryTests {
 
     /// 2 MiB in 64 KiB chunks with a varying pattern, so that a chunk read from the wrong place shows.
     static let chunks: [Data] = (0..<32).map { index in
-        Data((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 7) })
+        Fixtures.patternedBytes(64 << 10, seed: index)
     }
 
     @Test(
@@ -138,7 +138,7 @@ struct BodyBroadcastMemoryTests {
 
 @Suite("Large bodies the engine streams without storing them")
 struct LargeUnstoredBodyTests {
-    static let large = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 16) })
+    static let large = Fixtures.patternedBytes(3 << 20)
 
     @Test(
         "no-store, and too large to store: streamed whole and intact through the spill file; nothing is stored",

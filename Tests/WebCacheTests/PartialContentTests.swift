@@ -205,7 +205,7 @@ struct PartialContentTests {
     @Test("a range of a body still arriving follows the download; one far past what has arrived gets its own request")
     func rangeOfArrivingBody() async throws {
         try await EngineHarness.run(rules: .shared) { h in
-            let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9)) })
+            let big = Fixtures.patternedBytes(3_000_000)
             h.origin.route("/slow.bin") { request in
                 let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"s1\"")]
                 if let piece = rangedPiece(of: big, for: request.header("Range")) {
