@@ -65,8 +65,12 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a directive with this name is present, in any form.
     public func contains(_ name: String) -> Bool {
-        let name = name.lowercased()
-        return directives.contains { $0.name == name }
+        has(name.lowercased())
+    }
+
+    /// ``contains(_:)`` for a name already in lowercase (the readers' literals): no copy.
+    private func has(_ lowercaseName: String) -> Bool {
+        directives.contains { $0.name == lowercaseName }
     }
 
     /// All directives with this name.
@@ -82,9 +86,9 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
     /// `no-cache`; for a request it is always ``FieldScope/all``.
     public var noCache: FieldScope? { fieldScope("no-cache") }
     /// `no-store` (RFC 9111 §5.2.1.5, §5.2.2.5).
-    public var noStore: Bool { contains("no-store") }
+    public var noStore: Bool { has("no-store") }
     /// `no-transform` (RFC 9111 §5.2.1.6, §5.2.2.6).
-    public var noTransform: Bool { contains("no-transform") }
+    public var noTransform: Bool { has("no-transform") }
     /// `stale-if-error` (RFC 5861 §4), request or response.
     public var staleIfError: TimeValue? { timeValue("stale-if-error") }
 
@@ -97,11 +101,11 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
     /// `public` (RFC 9111 §5.2.2.9).
     public var `public`: Bool { hasWellFormedFlag("public") }
     /// `must-revalidate` (RFC 9111 §5.2.2.2).
-    public var mustRevalidate: Bool { contains("must-revalidate") }
+    public var mustRevalidate: Bool { has("must-revalidate") }
     /// `proxy-revalidate` (RFC 9111 §5.2.2.8).
-    public var proxyRevalidate: Bool { contains("proxy-revalidate") }
+    public var proxyRevalidate: Bool { has("proxy-revalidate") }
     /// `must-understand` (RFC 9111 §5.2.2.3).
-    public var mustUnderstand: Bool { contains("must-understand") }
+    public var mustUnderstand: Bool { has("must-understand") }
     /// `immutable` (RFC 8246).
     public var immutable: Bool { hasWellFormedFlag("immutable") }
     /// `stale-while-revalidate` (RFC 5861 §3).
@@ -114,15 +118,15 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
     /// `min-fresh` (RFC 9111 §5.2.1.3).
     public var minFresh: TimeValue? { timeValue("min-fresh") }
     /// `only-if-cached` (RFC 9111 §5.2.1.7).
-    public var onlyIfCached: Bool { contains("only-if-cached") }
+    public var onlyIfCached: Bool { has("only-if-cached") }
 
     // MARK: Readers
 
+    /// The readers take names in lowercase (their own literals), and read the directives in
+    /// place: a hit asks for several of them.
     func timeValue(_ name: String, allowsMissingArgument: Bool = false) -> TimeValue? {
-        let matches = all(name)
-        guard !matches.isEmpty else { return nil }
         var result: TimeValue?
-        for directive in matches {
+        for directive in directives where directive.name == name {
             let value: TimeValue
             if directive.argument == nil {
                 value = allowsMissingArgument && directive.isWellFormed ? .unlimited : .invalid
@@ -138,10 +142,9 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
     }
 
     func fieldScope(_ name: String) -> FieldScope? {
-        let matches = all(name)
-        guard !matches.isEmpty else { return nil }
+        guard has(name) else { return nil }
         var names: [String] = []
-        for directive in matches {
+        for directive in directives where directive.name == name {
             guard let argument = directive.argument else { return .all }
             let listed = argument.split(separator: ",").map { $0.trimmingHTTPWhitespace().lowercased() }
                 .filter { !$0.isEmpty }

@@ -197,8 +197,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context: context, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
-            if let response = proxy.storedResponse(for: request, url: url) {
-                let answer = proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method)
+            if let (answer, response) = proxy.storedAnswer(
+                for: request, url: url, clientHead: head, persistence: persistence, allocator: allocator)
+            {
                 if let identity { proxy.remember(answer, of: response, for: identity, in: answers) }
                 finish(answer, context: context, persistence: persistence)
                 return

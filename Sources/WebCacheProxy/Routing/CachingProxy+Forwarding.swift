@@ -85,23 +85,56 @@ extension CachingProxy {
     }
 
     /// The cache's answer from its store alone, when it has one (see
-    /// ``WebCache/HTTPCache/storedResponse(for:mode:)``): no task, no suspension.
+    /// `HTTPCache.storedResponse(for:mode:)`), encoded for `clientHead`: no task, no suspension.
     ///
     /// Stored bodies of ``StoredBodyFile/minimumSize`` bytes or more go from their files to the
     /// socket without being read into memory; when such a file cannot be opened (removed since),
-    /// the answer is left to the engine, which reads the body and handles a broken entry.
-    func storedResponse(for request: HTTPRequest, url: URL) -> ProxyResponse? {
+    /// the answer is left to the engine, which reads the body and handles a broken entry. A fresh
+    /// answer's encoding is kept for other requests the same entry answers alike in the same
+    /// second (``EncodedAnswers``).
+    func storedAnswer(
+        for request: HTTPRequest, url: URL, clientHead: HTTPRequestHead, persistence: ConnectionPersistence,
+        allocator: ByteBufferAllocator
+    ) -> (answer: EncodedAnswer, response: ProxyResponse)? {
         guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize)
         else { return nil }
-        var outgoing = outgoing(response.head, body: .whole(response.body))
+        var file: StoredBodyFile?
         if let stored = response.storedFile {
-            guard var file = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
-            file.offset = stored.range.lowerBound
-            file.size = stored.range.count
-            outgoing.body = .file(file)
+            guard var opened = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
+            opened.offset = stored.range.lowerBound
+            opened.size = stored.range.count
+            file = opened
         }
+        let key = response.replayTerms.flatMap {
+            EncodedAnswers.key(for: clientHead, terms: $0, persistence: persistence)
+        }
+        if let key, let kept = encodedAnswers.encoding(for: key) {
+            switch (kept.encoding, file) {
+            case (.whole(let bytes), nil):
+                metrics.countResponse(status: kept.status)
+                let outgoing = ProxyResponse(
+                    head: response.head, body: .whole(response.body), replayTerms: response.replayTerms)
+                return (.bytes(bytes), outgoing)
+            case (.headBeforeFile(let head), let file?):
+                metrics.countResponse(status: kept.status)
+                let outgoing = ProxyResponse(head: response.head, body: .file(file), replayTerms: response.replayTerms)
+                return (.headThenFile(head, file), outgoing)
+            default:
+                break  // the entry's body moved between memory and file: encode afresh
+            }
+        }
+        var outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
         outgoing.replayTerms = response.replayTerms
-        return outgoing
+        let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
+        if let key {
+            switch answer {
+            case .bytes(let bytes): encodedAnswers.remember(.whole(bytes), status: response.head.status.code, for: key)
+            case .headThenFile(let head, _):
+                encodedAnswers.remember(.headBeforeFile(head), status: response.head.status.code, for: key)
+            case .wholeFile: break
+            }
+        }
+        return (answer, outgoing)
     }
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still

@@ -17,17 +17,21 @@ public final class SocketlessProxy: Sendable {
     private let directory: TemporaryDirectory
 
     /// A proxy for `origin` (``InMemoryOrigin/cacheable()`` unless given) with `configure`'s
-    /// settings; its upstream is `http://origin.test/`, which no socket ever reaches.
-    public init(origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in }) throws
-    {
+    /// settings; its upstream is `http://origin.test/`, which no socket ever reaches. With a
+    /// `clock`, the cache reads the time from it (ages, freshness).
+    public init(
+        origin: InMemoryOrigin = .cacheable(), clock: TestClock? = nil,
+        configure: (inout ProxyConfiguration) -> Void = { _ in }
+    ) throws {
         directory = try TemporaryDirectory(prefix: "webcache-socketless")
         self.origin = origin
-        cache = try HTTPCache(
-            configuration: HTTPCache.Configuration(
-                store: CacheStore.Configuration(directory: directory.url), rules: .shared), origin: origin)
-        var configuration = ProxyConfiguration(port: 0, upstream: URL(string: "http://origin.test/"))
-        configure(&configuration)
-        proxy = CachingProxy(cache: cache, configuration: configuration)
+        var configuration = HTTPCache.Configuration(
+            store: CacheStore.Configuration(directory: directory.url), rules: .shared)
+        if let clock { configuration.now = { clock.now } }
+        cache = try HTTPCache(configuration: configuration, origin: origin)
+        var proxyConfiguration = ProxyConfiguration(port: 0, upstream: URL(string: "http://origin.test/"))
+        configure(&proxyConfiguration)
+        proxy = CachingProxy(cache: cache, configuration: proxyConfiguration)
     }
 
     /// A new client connection.
@@ -37,10 +41,11 @@ public final class SocketlessProxy: Sendable {
 
     /// Runs `body` with a proxy and removes its cache afterwards.
     public static func with<Result>(
-        origin: InMemoryOrigin = .cacheable(), configure: (inout ProxyConfiguration) -> Void = { _ in },
+        origin: InMemoryOrigin = .cacheable(), clock: TestClock? = nil,
+        configure: (inout ProxyConfiguration) -> Void = { _ in },
         _ body: (SocketlessProxy) async throws -> Result
     ) async throws -> Result {
-        let proxy = try SocketlessProxy(origin: origin, configure: configure)
+        let proxy = try SocketlessProxy(origin: origin, clock: clock, configure: configure)
         do {
             let result = try await body(proxy)
             await proxy.remove()

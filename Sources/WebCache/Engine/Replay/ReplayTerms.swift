@@ -28,4 +28,21 @@ package struct ReplayTerms: Sendable {
     /// When the same decision would first come out differently (the age, or the time left of an
     /// app-set expiry, moves on by a second).
     let validUntil: Date
+
+    /// What makes two answers under these terms the same answer to requests that ask nothing
+    /// more of it (no `Range`, no preconditions): the same entry, store and settings, and the
+    /// same second of `Age`.
+    package var answerIdentity: AnswerIdentity {
+        AnswerIdentity(
+            entry: entry.id, storeRevision: storeRevision, settingsRevision: settingsRevision,
+            validUntil: validUntil.timeIntervalSince1970)
+    }
+
+    /// See ``answerIdentity``.
+    package struct AnswerIdentity: Hashable, Sendable {
+        let entry: Int64
+        let storeRevision: UInt64
+        let settingsRevision: UInt64
+        let validUntil: Double
+    }
 }

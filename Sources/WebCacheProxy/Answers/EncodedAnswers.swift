@@ -1,0 +1,86 @@
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import WebCache
+
+/// The encoding of fresh answers from the store, kept per entry for the second their `Age`
+/// reads the same: requests that differ in their bytes (each browser's cookies, user agent,
+/// tracing headers) but are answered by the same entry, with nothing that changes the answer,
+/// share one encoding instead of each building and writing the response head again.
+///
+/// The engine still decides every request (lookup, `Vary`, the reuse decision); only a fresh
+/// answer with ``WebCache/ReplayTerms`` is looked up here, under the terms' identity (entry,
+/// store and settings revisions, the second of `Age`), the method and the connection's
+/// persistence — so a change to the store or the settings, or the next second, gives a new key.
+/// Requests with `Range` or a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
+/// `If-Unmodified-Since`, `If-Range`) are answered per request and never kept. Bounded in
+/// count and bytes; when full it starts again empty.
+final class EncodedAnswers: Sendable {
+    static let capacity = 4096
+    /// Bytes of encodings held: whole answers of small bodies, heads of bodies sent from files.
+    static let byteBudget = 8 << 20
+    /// The largest encoding kept.
+    static let largestAnswer = 64 << 10
+
+    struct Key: Hashable, Sendable {
+        let answer: ReplayTerms.AnswerIdentity
+        let isHead: Bool
+        let persistence: ConnectionPersistence
+    }
+
+    /// An answer's encoding: the whole answer, or the head before a body sent from its file.
+    enum Encoding: Sendable {
+        case whole(ByteBuffer)
+        case headBeforeFile(ByteBuffer)
+
+        var bytes: ByteBuffer {
+            switch self {
+            case .whole(let bytes), .headBeforeFile(let bytes): bytes
+            }
+        }
+    }
+
+    private struct State {
+        var encodings: [Key: (encoding: Encoding, status: Int)] = [:]
+        var bytes = 0
+    }
+
+    /// Request fields that make an answer the request's own (RFC 9110 §13, §14).
+    private static let fieldsThatShapeTheAnswer = [
+        "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range",
+    ]
+
+    private let state = NIOLockedValueBox(State())
+
+    /// How many encodings are kept.
+    var count: Int { state.withLockedValue { $0.encodings.count } }
+
+    /// The key for the answer to `head` under `terms`; `nil` when the request asks something of
+    /// the answer that makes it its own (a range, a precondition).
+    static func key(
+        for head: HTTPRequestHead, terms: ReplayTerms, persistence: ConnectionPersistence
+    ) -> Key? {
+        for name in Self.fieldsThatShapeTheAnswer where head.headers.contains(name: name) { return nil }
+        return Key(answer: terms.answerIdentity, isHead: head.method == .HEAD, persistence: persistence)
+    }
+
+    func encoding(for key: Key) -> (encoding: Encoding, status: Int)? {
+        state.withLockedValue { $0.encodings[key] }
+    }
+
+    func remember(_ encoding: Encoding, status: Int, for key: Key) {
+        let size = encoding.bytes.readableBytes
+        guard size <= Self.largestAnswer else { return }
+        state.withLockedValue { state in
+            if state.encodings.count >= Self.capacity || state.bytes + size > Self.byteBudget {
+                state.encodings.removeAll(keepingCapacity: true)
+                state.bytes = 0
+            }
+            if let replaced = state.encodings.updateValue((encoding, status), forKey: key) {
+                state.bytes -= replaced.encoding.bytes.readableBytes
+            }
+            state.bytes += size
+        }
+    }
+}

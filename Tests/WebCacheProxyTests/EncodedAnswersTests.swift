@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import WebCacheTestSupport
+
+@testable import WebCacheProxy
+
+@Suite("Fresh answers encoded once per entry and second, for requests that differ")
+struct EncodedAnswersTests {
+    @Test(
+        "requests that differ in their bytes share the entry's encoding within a second; ranges, preconditions, HEAD and the next second do not"
+    )
+    func sharedWithinASecond() async throws {
+        let clock = TestClock(start: Date())
+        try await SocketlessProxy.with(clock: clock, configure: { $0.replaysAnswers = false }) { server in
+            let connection = try await server.connect()
+            var methods: [String] = []
+            func send(_ method: String, _ extra: String = "") async throws -> ResponseReader.Response {
+                methods.append(method)
+                try await connection.send("\(method) /a HTTP/1.1\r\nHost: test\r\n\(extra)\r\n")
+                let (answers, _) = try await connection.responses(methods.count, methods: methods)
+                return try #require(answers.last)
+            }
+            func get(_ extra: String) async throws -> ResponseReader.Response { try await send("GET", extra) }
+            _ = try await get("X-Request-Id: 1\r\n")  // the miss, from the origin
+            #expect(server.proxy.encodedAnswers.count == 0)
+            // The first hit may still come the engine's way while the store finishes the entry.
+            _ = try await get("X-Request-Id: 2\r\n")
+            let first = try await get("X-Request-Id: 3\r\nUser-Agent: one\r\n")
+            #expect(first.field("Cache-Status")?.contains("hit") == true)
+            #expect(server.proxy.encodedAnswers.count == 1)
+            let second = try await get("X-Request-Id: 4\r\nUser-Agent: two\r\n")
+            #expect(second == first, "the same entry in the same second: the same bytes")
+            #expect(server.proxy.encodedAnswers.count == 1)
+
+            let range = try await get("Range: bytes=0-3\r\n")
+            #expect(range.status == 206 && range.text == "body")
+            let conditional = try await get("If-Modified-Since: Sat, 21 Nov 2026 00:00:00 GMT\r\n")
+            #expect(conditional.status == 200)
+            #expect(
+                server.proxy.encodedAnswers.count == 1, "a range or a precondition makes the answer the request's own")
+
+            let head = try await send("HEAD")
+            #expect(head.status == 200 && head.body.isEmpty)
+            #expect(server.proxy.encodedAnswers.count == 2)
+
+            clock.advance(1.2)
+            let later = try await get("X-Request-Id: 5\r\n")
+            let ages = (first.field("Age").flatMap { Int($0) }, later.field("Age").flatMap { Int($0) })
+            #expect(ages.0 != nil && ages.1 != nil && ages.1! > ages.0!, "the Age moved on: \(ages)")
+            #expect(later.text == first.text)
+            #expect(server.proxy.encodedAnswers.count == 3, "the next second of Age is a new answer")
+            #expect(server.origin.total == 1)
+            await connection.close()
+        }
+    }
+
+    @Test(
+        "a change to the store gives a new encoding: an invalidated entry is fetched again, never answered from the old one"
+    )
+    func storeChange() async throws {
+        let clock = TestClock(start: Date())
+        try await SocketlessProxy.with(clock: clock) { server in
+            let connection = try await server.connect()
+            for id in 1...3 {
+                try await connection.send("GET /b HTTP/1.1\r\nHost: test\r\nX-Request-Id: \(id)\r\n\r\n")
+            }
+            try await connection.send("DELETE /b HTTP/1.1\r\nHost: test\r\n\r\n")
+            try await connection.send("GET /b HTTP/1.1\r\nHost: test\r\nX-Request-Id: 4\r\n\r\n")
+            let (answers, _) = try await connection.responses(5, methods: ["GET", "GET", "GET", "DELETE", "GET"])
+            #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+            #expect(answers[4].field("Cache-Status")?.contains("hit") != true, "fetched again after the DELETE")
+            #expect(server.origin.count("/b") == 3, "the first GET, the DELETE, and the GET after it")
+            await connection.close()
+        }
+    }
+}
