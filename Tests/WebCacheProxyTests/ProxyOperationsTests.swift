@@ -103,7 +103,11 @@ struct ProxyOperationsTests {
             let inFlight = Task {
                 try await RawHTTPClient.exchange(port: proxyPort, "GET /long HTTP/1.1\r\nHost: x\r\n\r\n")
             }
-            try await Task.sleep(for: .milliseconds(200))
+            // Shut down once the request is in flight: the origin has it (within 5 s).
+            for _ in 0..<500 where origin.count("/long") == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(origin.count("/long") == 1)
             serving.cancel()
             let answer = try await inFlight.value
             #expect(answer.hasPrefix("HTTP/1.1 200"))

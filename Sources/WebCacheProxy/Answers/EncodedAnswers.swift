@@ -9,10 +9,12 @@ import WebCache
 /// tracing headers) but are answered by the same entry, with nothing that changes the answer,
 /// share one encoding instead of each building and writing the response head again.
 ///
-/// The engine still decides every request (lookup, `Vary`, the reuse decision); only a fresh
-/// answer with ``WebCache/ReplayTerms`` is looked up here, under the terms' identity (entry,
-/// store and settings revisions, the second of `Age`), the method and the connection's
-/// persistence — so a change to the store or the settings, or the next second, gives a new key.
+/// The engine still decides every request (lookup, `Vary`, the reuse decision): when the answer
+/// is fresh it offers it here (`HTTPCache.storedAnswer(for:url:bodyFilesFrom:sharing:)`) under
+/// its terms' identity (entry, store and settings revisions, the second of `Age`), and the
+/// method and the connection's persistence complete the key — so a change to the store or the
+/// settings, or the next second, gives a new key. A shared answer is counted and recorded as a
+/// hit by the engine, which then builds neither head nor body.
 /// Requests with `Range` or a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
 /// `If-Unmodified-Since`, `If-Range`) are answered per request and never kept. Bounded in
 /// count and bytes; when full it starts again empty.
@@ -39,6 +41,12 @@ final class EncodedAnswers: Sendable {
             case .whole(let bytes), .headBeforeFile(let bytes): bytes
             }
         }
+
+        /// Whether the body goes after it from the entry's file.
+        var isHeadBeforeFile: Bool {
+            if case .headBeforeFile = self { return true }
+            return false
+        }
     }
 
     private struct State {
@@ -56,17 +64,25 @@ final class EncodedAnswers: Sendable {
     /// How many encodings are kept.
     var count: Int { state.withLockedValue { $0.encodings.count } }
 
-    /// The key for the answer to `head` under `terms`; `nil` when the request asks something of
-    /// the answer that makes it its own (a range, a precondition).
+    /// The key for the answer to `head` with `identity`; `nil` when the request asks something
+    /// of the answer that makes it its own (a range, a precondition).
     static func key(
-        for head: HTTPRequestHead, terms: ReplayTerms, persistence: ConnectionPersistence
+        for head: HTTPRequestHead, identity: ReplayTerms.AnswerIdentity, persistence: ConnectionPersistence
     ) -> Key? {
         for name in Self.fieldsThatShapeTheAnswer where head.headers.contains(name: name) { return nil }
-        return Key(answer: terms.answerIdentity, isHead: head.method == .HEAD, persistence: persistence)
+        return Key(answer: identity, isHead: head.method == .HEAD, persistence: persistence)
     }
 
     func encoding(for key: Key) -> (encoding: Encoding, status: Int)? {
         state.withLockedValue { $0.encodings[key] }
+    }
+
+    func forget(_ key: Key) {
+        state.withLockedValue { state in
+            if let removed = state.encodings.removeValue(forKey: key) {
+                state.bytes -= removed.encoding.bytes.readableBytes
+            }
+        }
     }
 
     func remember(_ encoding: Encoding, status: Int, for key: Key) {

@@ -96,45 +96,64 @@ extension CachingProxy {
         for request: HTTPRequest, url: URL, clientHead: HTTPRequestHead, persistence: ConnectionPersistence,
         allocator: ByteBufferAllocator
     ) -> (answer: EncodedAnswer, response: ProxyResponse)? {
-        guard let response = cache.storedResponse(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize)
-        else { return nil }
-        var file: StoredBodyFile?
-        if let stored = response.storedFile {
-            guard var opened = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
-            opened.offset = stored.range.lowerBound
-            opened.size = stored.range.count
-            file = opened
-        }
-        let key = response.replayTerms.flatMap {
-            EncodedAnswers.key(for: clientHead, terms: $0, persistence: persistence)
-        }
-        if let key, let kept = encodedAnswers.encoding(for: key) {
-            switch (kept.encoding, file) {
-            case (.whole(let bytes), nil):
-                metrics.countResponse(status: kept.status)
-                let outgoing = ProxyResponse(
-                    head: response.head, body: .whole(response.body), replayTerms: response.replayTerms)
-                return (.bytes(bytes), outgoing)
-            case (.headBeforeFile(let head), let file?):
-                metrics.countResponse(status: kept.status)
-                let outgoing = ProxyResponse(head: response.head, body: .file(file), replayTerms: response.replayTerms)
-                return (.headThenFile(head, file), outgoing)
-            default:
-                break  // the entry's body moved between memory and file: encode afresh
+        // The encoding the engine agreed to share, found while it decided.
+        var kept: (key: EncodedAnswers.Key, encoding: EncodedAnswers.Encoding, status: Int)?
+        var keyOfBuilt: EncodedAnswers.Key?
+        let stored = cache.storedAnswer(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) {
+            identity, bodyInFile in
+            guard let key = EncodedAnswers.key(for: clientHead, identity: identity, persistence: persistence) else {
+                return false
             }
-        }
-        var outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
-        outgoing.replayTerms = response.replayTerms
-        let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
-        if let key {
-            switch answer {
-            case .bytes(let bytes): encodedAnswers.remember(.whole(bytes), status: response.head.status.code, for: key)
-            case .headThenFile(let head, _):
-                encodedAnswers.remember(.headBeforeFile(head), status: response.head.status.code, for: key)
-            case .wholeFile: break
+            keyOfBuilt = key
+            guard let found = encodedAnswers.encoding(for: key), found.encoding.isHeadBeforeFile == bodyInFile else {
+                return false
             }
+            kept = (key, found.encoding, found.status)
+            return true
         }
-        return (answer, outgoing)
+        switch stored {
+        case nil:
+            return nil
+        case .shared(let terms, let bodyInFile)?:
+            guard let kept else { return nil }
+            metrics.countResponse(status: kept.status)
+            let head = HTTPResponse(status: .init(code: kept.status))
+            switch kept.encoding {
+            case .whole(let bytes):
+                return (.bytes(bytes), ProxyResponse(head: head, body: .whole(Data()), replayTerms: terms))
+            case .headBeforeFile(let encodedHead):
+                // The file is opened for this answer; should it be gone, the engine answers.
+                guard bodyInFile, let file = cache.openBodyFile(of: terms).map(StoredBodyFile.init) else {
+                    encodedAnswers.forget(kept.key)
+                    return nil
+                }
+                return (
+                    .headThenFile(encodedHead, file), ProxyResponse(head: head, body: .file(file), replayTerms: terms)
+                )
+            }
+        case .built(let response)?:
+            var file: StoredBodyFile?
+            if let stored = response.storedFile {
+                guard var opened = cache.openBodyFile(of: response).map(StoredBodyFile.init) else { return nil }
+                opened.offset = stored.range.lowerBound
+                opened.size = stored.range.count
+                file = opened
+            }
+            var outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
+            outgoing.replayTerms = response.replayTerms
+            let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
+            // Kept when the engine offered it (a fresh answer that asks nothing more of it).
+            if let key = keyOfBuilt, response.replayTerms != nil {
+                switch answer {
+                case .bytes(let bytes):
+                    encodedAnswers.remember(.whole(bytes), status: response.head.status.code, for: key)
+                case .headThenFile(let head, _):
+                    encodedAnswers.remember(.headBeforeFile(head), status: response.head.status.code, for: key)
+                case .wholeFile: break
+                }
+            }
+            return (answer, outgoing)
+        }
     }
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still

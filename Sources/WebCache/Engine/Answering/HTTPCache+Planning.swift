@@ -19,6 +19,9 @@ extension HTTPCache {
         case revalidate(CacheEntry, url: URL, decision: ReuseDecision)
         /// A full GET for a stored prefix: the rest is fetched (``completeAndRespond``).
         case completePart(CacheEntry, part: ContentRange, key: CacheKey, url: URL)
+        /// A fresh answer the caller already holds encoded (``storedAnswer(for:url:bodyFilesFrom:sharing:)``):
+        /// counted and recorded, not built again.
+        case answeredBefore(ReplayTerms, bodyInFile: Bool)
     }
 
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
@@ -46,6 +49,44 @@ extension HTTPCache {
         return response
     }
 
+    /// An answer from the store alone, for a caller that keeps the encodings of fresh answers
+    /// (the proxy): ``storedResponse(for:url:mode:bodyFilesFrom:)``, except that a fresh answer to
+    /// a request in the default mode that asks nothing of it (no `Range`, no precondition) is
+    /// offered to `sharing` first, under its terms' identity and whether its body would go from
+    /// its file. When `sharing` returns `true` the caller sends what it holds: the hit is counted
+    /// and recorded, and neither head nor body is built.
+    package func storedAnswer(
+        for request: HTTPRequest, url: URL, bodyFilesFrom minimumSize: Int?,
+        sharing: (_ answer: ReplayTerms.AnswerIdentity, _ bodyInFile: Bool) -> Bool
+    ) -> StoredAnswer? {
+        guard request.method == .get || request.method == .head,
+            let step = withoutActuallyEscaping(
+                sharing,
+                do: { sharing in
+                    try? plan(request, url: url, mode: .default, bodyFilesFrom: minimumSize, sharing: sharing)
+                })
+        else { return nil }
+        switch step {
+        case .answer(let response):
+            count { $0.requests += 1 }
+            return .built(response)
+        case .answeredBefore(let terms, let bodyInFile):
+            count { $0.requests += 1 }
+            return .shared(terms, bodyInFile: bodyInFile)
+        default:
+            return nil
+        }
+    }
+
+    /// What ``storedAnswer(for:url:bodyFilesFrom:sharing:)`` gives.
+    package enum StoredAnswer {
+        /// A response built as ``storedResponse(for:url:mode:bodyFilesFrom:)`` builds it.
+        case built(CacheResponse)
+        /// The answer the caller holds for these terms (its body from the entry's file when
+        /// `bodyInFile`).
+        case shared(ReplayTerms, bodyInFile: Bool)
+    }
+
     /// One hop: the request path of the type's documentation.
     func respond(to request: HTTPRequest, body: Data?, mode: RequestMode, interim: InterimResponseHandler? = nil)
         async throws -> CacheResponse
@@ -55,6 +96,9 @@ extension HTTPCache {
         switch try plan(request, mode: mode) {
         case .answer(let response):
             return response
+        case .answeredBefore:
+            // Never: only storedAnswer(…) plans with encodings to share.
+            return try await respond(to: request, body: body, mode: mode, interim: interim)
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
             return try await passThrough(request, body: body, url: url, detail: detail, interim: interim)
@@ -78,7 +122,8 @@ extension HTTPCache {
     /// Decides what answering `request` takes; answers from the store are made here (and counted
     /// as hits, stale answers or blocks), trips to the origin are left to the caller.
     func plan(
-        _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil
+        _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
+        sharing: ((ReplayTerms.AnswerIdentity, Bool) -> Bool)? = nil
     ) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy
@@ -138,6 +183,13 @@ extension HTTPCache {
         }
         switch decision.action {
         case .useFresh:
+            if let sharing, mode == .default, let storeRevision,
+                let shared = shareableAnswer(
+                    entry, request: request, url: url, now: now, storeRevision: storeRevision,
+                    bodyFilesFrom: minimumSize, configuration: configuration, sharing: sharing)
+            {
+                return shared
+            }
             guard
                 var response = serveStored(
                     entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision,

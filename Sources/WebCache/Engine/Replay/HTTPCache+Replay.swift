@@ -33,7 +33,17 @@ extension HTTPCache {
     func replayTerms(
         of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, configuration: Configuration
     ) -> ReplayTerms? {
-        guard slidingExpiry(of: entry, url: response.url, policy: configuration.policy, now: now) == nil else {
+        replayTerms(
+            of: entry, url: response.url, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
+            storeRevision: storeRevision, now: now, configuration: configuration)
+    }
+
+    /// The terms for a fresh answer of `entry` that serves `bytesFromCache` body bytes.
+    func replayTerms(
+        of entry: CacheEntry, url: URL, bytesFromCache: Int, storeRevision: UInt64, now: Date,
+        configuration: Configuration
+    ) -> ReplayTerms? {
+        guard slidingExpiry(of: entry, url: url, policy: configuration.policy, now: now) == nil else {
             return nil
         }
         // The age moves on by whole seconds; so does the time left of an app-set expiry, which
@@ -47,8 +57,43 @@ extension HTTPCache {
         validUntil = validUntil.addingTimeInterval(-0.001)
         guard validUntil > now else { return nil }
         return ReplayTerms(
-            entry: entry, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
-            storeRevision: storeRevision, settingsRevision: configuration.revision, decidedAt: now,
-            validUntil: validUntil)
+            entry: entry, bytesFromCache: bytesFromCache, storeRevision: storeRevision,
+            settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
+    }
+
+    /// A fresh answer of `entry` that the caller already holds (`sharing` says so), counted and
+    /// recorded as a hit; `nil` when the request asks something of the answer that makes it its
+    /// own (a range, a precondition), the entry is a part, or the caller does not hold it.
+    func shareableAnswer(
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, storeRevision: UInt64,
+        bodyFilesFrom minimumSize: Int?, configuration: Configuration,
+        sharing: (ReplayTerms.AnswerIdentity, Bool) -> Bool
+    ) -> Step? {
+        guard entry.stored.response.status.code != 206, !Self.asksOfTheAnswer(request) else { return nil }
+        let isHead = request.method == .head
+        // As serveStored decides it for a whole body.
+        let bodyInFile =
+            !isHead && entry.bodySize > 0 && minimumSize.map { entry.bodySize >= $0 } == true
+            && store.hasVerifiedBodyFile(entry)
+        guard
+            let terms = replayTerms(
+                of: entry, url: url, bytesFromCache: isHead ? 0 : entry.bodySize, storeRevision: storeRevision,
+                now: now, configuration: configuration),
+            sharing(terms.answerIdentity, bodyInFile)
+        else { return nil }
+        count {
+            $0.hits += 1
+            $0.bytesFromCache += terms.bytesFromCache
+        }
+        store.recordAccess(entry, at: now)
+        return .answeredBefore(terms, bodyInFile: bodyInFile)
+    }
+
+    /// Whether `request` has a field that makes its answer its own: `Range` or a precondition
+    /// (RFC 9110 §13.1, §14.2).
+    static func asksOfTheAnswer(_ request: HTTPRequest) -> Bool {
+        let fields = request.headerFields
+        return fields.contains(.range) || fields.contains(.ifNoneMatch) || fields.contains(.ifModifiedSince)
+            || fields.contains(.ifMatch) || fields.contains(.ifUnmodifiedSince) || fields.contains(.ifRange)
     }
 }

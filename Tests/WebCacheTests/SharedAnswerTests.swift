@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@Suite("Engine: fresh answers offered to a caller that holds their encoding")
+struct SharedAnswerTests {
+    @Test(
+        "a fresh answer is offered under its identity; when the caller holds it, it is a counted hit and nothing is built; ranges and preconditions are never offered"
+    )
+    func offered() async throws {
+        try await EngineHarness.run { h in
+            h.origin.route("/a") { _ in .text("shared body", headers: [("Cache-Control", "max-age=600")]) }
+            _ = try await h.get("/a")
+            let url = h.origin.url("/a")
+            func ask(_ headers: [String] = [], method: HTTPRequest.Method = .get, holds: Bool)
+                -> (answer: HTTPCache.StoredAnswer?, offers: [(ReplayTerms.AnswerIdentity, Bool)])
+            {
+                var offers: [(ReplayTerms.AnswerIdentity, Bool)] = []
+                let answer = h.cache.storedAnswer(
+                    for: Fixtures.request(method, url.absoluteString, headers), url: url, bodyFilesFrom: nil
+                ) { identity, inFile in
+                    offers.append((identity, inFile))
+                    return holds
+                }
+                return (answer, offers)
+            }
+            _ = ask(holds: false)  // the first answer after the fill may come before the store's revision settles
+            let built = ask(holds: false)
+            guard case .built(let response)? = built.answer else {
+                Issue.record("a fresh answer the caller does not hold is built")
+                return
+            }
+            #expect(String(decoding: response.body, as: UTF8.self) == "shared body")
+            #expect(built.offers.count == 1 && built.offers.first?.1 == false)
+            guard let offered = built.offers.first?.0 else { return }
+
+            let hitsBefore = h.cache.counters.hits
+            let shared = ask(holds: true)
+            guard case .shared(let terms, let inFile)? = shared.answer else {
+                Issue.record("a held answer is shared")
+                return
+            }
+            #expect(!inFile && terms.answerIdentity == offered, "the same entry, revisions and second")
+            #expect(h.cache.counters.hits == hitsBefore + 1, "a shared answer is a hit")
+
+            for headers in [
+                ["Range: bytes=0-1"], ["If-None-Match: \"x\""], ["If-Modified-Since: Sat, 21 Nov 2026 00:00:00 GMT"],
+            ] {
+                let own = ask(headers, holds: true)
+                #expect(own.offers.isEmpty, "\(headers) makes the answer the request's own")
+                if case .built? = own.answer {} else { Issue.record("\(headers): built") }
+            }
+            let head = ask(method: .head, holds: false)
+            #expect(head.offers.count == 1 && head.offers.first?.0 == offered && head.offers.first?.1 == false)
+
+            h.clock.advance(1.5)
+            let later = ask(holds: false)
+            #expect(later.offers.count == 1 && later.offers.first?.0 != offered, "the next second: another answer")
+        }
+    }
+}
