@@ -31,7 +31,7 @@ public final class CachingProxy: Sendable {
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
     let reverseTargets = NIOLockedValueBox(
         BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
-    static let reverseTargetsKept = 4096
+    static let reverseTargetsKept = 1 << 14
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = ReplayCache()
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept

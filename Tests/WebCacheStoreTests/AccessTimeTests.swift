@@ -37,6 +37,33 @@ struct AccessTimeTests {
             #expect(order == Array(urls.prefix(140)) + urls.suffix(10).reversed())
         }
     }
+
+    @Test(
+        "access times are kept to the minute: a hit soon after the last one recorded for the entry writes nothing, a later one does"
+    )
+    func toTheMinute() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            let store = try CacheStore(configuration: .test(directory, clock: clock))
+            let (a, b) = ("https://example.com/a", "https://example.com/b")
+            try store.store(Entries.make(a), body: Entries.body(100))
+            try store.store(Entries.make(b), body: Entries.body(100))
+            let entryA = try #require(try store.lookup(Entries.key(a)).first)
+            let entryB = try #require(try store.lookup(Entries.key(b)).first)
+            clock.advance(100)
+            store.recordAccess(entryA, at: clock.now)
+            clock.advance(1)
+            store.recordAccess(entryB, at: clock.now)
+            clock.advance(1)
+            store.recordAccess(entryA, at: clock.now)  // within the minute of A's last: not written
+            store.flushAccesses()
+            #expect(try store.entries().map(\.key.url) == [b, a])
+            clock.advance(60)  // the store's access-time resolution
+            store.recordAccess(entryA, at: clock.now)
+            store.flushAccesses()
+            #expect(try store.entries().map(\.key.url) == [a, b])
+        }
+    }
 }
 
 /// An immediate transaction on its own connection and thread, held until ``release()`` (or for

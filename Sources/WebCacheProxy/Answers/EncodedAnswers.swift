@@ -19,9 +19,11 @@ import WebCache
 /// `If-Unmodified-Since`, `If-Range`) are answered per request and never kept. Bounded in
 /// count and bytes; when full it starts again empty.
 final class EncodedAnswers: Sendable {
-    static let capacity = 4096
+    /// Entries answered within one second, at most: a table that fills up within the second is
+    /// emptied and shares nothing.
+    static let capacity = 1 << 14
     /// Bytes of encodings held: whole answers of small bodies, heads of bodies sent from files.
-    static let byteBudget = 8 << 20
+    static let byteBudget = 16 << 20
     /// The largest encoding kept.
     static let largestAnswer = 64 << 10
 

@@ -11,6 +11,12 @@ import Foundation
 /// and the index gets one batched write per ``flushThreshold`` distinct entries (made off the
 /// caller's thread, see ``CacheStore/recordAccess(_:at:appExpiry:)``), or before eviction, stats
 /// and close. A crash loses at most those pending updates, which only affect LRU order.
+///
+/// Access times are kept to the ``resolution``: a hit within it of the last access recorded for
+/// the same entry (by this process) is not recorded again, so that an entry asked for many
+/// times a second costs one row update a minute rather than one per hit — with thousands of
+/// entries in use at once, per-hit updates kept a core busy with SQLite writes. A sliding
+/// expiry is always recorded.
 final class AccessLog: Sendable {
     struct Pending: Sendable {
         var lastAccess: Double
@@ -21,16 +27,27 @@ final class AccessLog: Sendable {
         var pending: [Int64: Pending] = [:]
         /// A flush is on its way: the next ones need not be asked for until it drains.
         var flushRequested = false
+        /// The last access recorded per entry; emptied when it holds ``recentCapacity``.
+        var lastRecorded: [Int64: Double] = [:]
     }
 
     static let flushThreshold = 128
+    /// How precisely access times order entries for eviction, in seconds.
+    static let resolution: Double = 60
+    static let recentCapacity = 1 << 16
     private let state = Locked(State())
 
     /// Records an access; returns true when it is time to flush, once until the next ``drain()``.
     func record(id: Int64, at date: Date, appExpiry: Date?) -> Bool {
-        state.withLock { state in
+        let time = date.timeIntervalSince1970
+        return state.withLock { state in
+            if appExpiry == nil, let last = state.lastRecorded[id], time >= last, time - last < Self.resolution {
+                return false
+            }
+            if state.lastRecorded.count >= Self.recentCapacity { state.lastRecorded.removeAll(keepingCapacity: true) }
+            state.lastRecorded[id] = time
             var item = state.pending[id] ?? Pending(lastAccess: 0)
-            item.lastAccess = max(item.lastAccess, date.timeIntervalSince1970)
+            item.lastAccess = max(item.lastAccess, time)
             if let appExpiry { item.appExpiry = appExpiry.timeIntervalSince1970 }
             state.pending[id] = item
             guard state.pending.count >= Self.flushThreshold, !state.flushRequested else { return false }
