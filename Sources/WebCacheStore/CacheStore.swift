@@ -183,7 +183,7 @@ public final class CacheStore: Sendable {
     /// their own.
     public func recordAccess(_ entry: CacheEntry, at date: Date, appExpiry: Date? = nil) {
         if let appExpiry { memory.setAppExpiry(appExpiry, of: entry.id, key: entry.key) }
-        if accessLog.record(id: entry.id, at: date, appExpiry: appExpiry) {
+        if accessLog.record(id: entry.id, at: date, known: entry.lastAccess, appExpiry: appExpiry) {
             // Off the caller's thread (an event loop, a hit in progress): the write may wait
             // for another writer of the index, even another process's.
             accessWrites.async { [self] in writePendingAccesses() }

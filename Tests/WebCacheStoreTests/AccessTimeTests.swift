@@ -20,6 +20,7 @@ struct AccessTimeTests {
             }
             var entries: [CacheEntry] = []
             for url in urls { entries.append(try #require(try store.lookup(Entries.key(url)).first)) }
+            clock.advance(60)  // past the access-time resolution of the last ones stored
 
             // Another connection holds the index's writer, as another process's write would.
             let writer = try IndexWriterHold(path: directory.appendingPathComponent("index.sqlite").path)

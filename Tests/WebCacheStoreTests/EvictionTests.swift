@@ -15,8 +15,9 @@ struct EvictionTests {
                 clock.advance(1)
                 try store.store(Entries.make("https://example.com/\(index)"), body: Entries.body(2000))
             }
-            // Touch 0 and 1 so that 2 is now the least recently used.
-            clock.advance(1)
+            // Touch 0 and 1 so that 2 is now the least recently used (a minute later: access
+            // times are kept to the minute).
+            clock.advance(60)
             for index in [0, 1] {
                 let entry = try #require(try store.lookup(Entries.key("https://example.com/\(index)")).first)
                 store.recordAccess(entry, at: clock.now)

@@ -12,8 +12,8 @@ import Foundation
 /// caller's thread, see ``CacheStore/recordAccess(_:at:appExpiry:)``), or before eviction, stats
 /// and close. A crash loses at most those pending updates, which only affect LRU order.
 ///
-/// Access times are kept to the ``resolution``: a hit within it of the last access recorded for
-/// the same entry (by this process) is not recorded again, so that an entry asked for many
+/// Access times are kept to the ``resolution``: a hit within it of the entry's last access
+/// (when it was stored, or the last one recorded by this process) is not recorded again, so that an entry asked for many
 /// times a second costs one row update a minute rather than one per hit — with thousands of
 /// entries in use at once, per-hit updates kept a core busy with SQLite writes. A sliding
 /// expiry is always recorded.
@@ -38,10 +38,13 @@ final class AccessLog: Sendable {
     private let state = Locked(State())
 
     /// Records an access; returns true when it is time to flush, once until the next ``drain()``.
-    func record(id: Int64, at date: Date, appExpiry: Date?) -> Bool {
+    /// `known` is the access time the caller's copy of the entry has (when it was stored or
+    /// read from the index).
+    func record(id: Int64, at date: Date, known: Date, appExpiry: Date?) -> Bool {
         let time = date.timeIntervalSince1970
         return state.withLock { state in
-            if appExpiry == nil, let last = state.lastRecorded[id], time >= last, time - last < Self.resolution {
+            let last = max(state.lastRecorded[id] ?? 0, known.timeIntervalSince1970)
+            if appExpiry == nil, time >= last, time - last < Self.resolution {
                 return false
             }
             if state.lastRecorded.count >= Self.recentCapacity { state.lastRecorded.removeAll(keepingCapacity: true) }
