@@ -28,7 +28,7 @@ public struct CacheResponse: Sendable {
         /// In memory (empty for HEAD and 304).
         case bytes(Data)
         /// Bytes `range` of a stored entry's body file, to be sent from the file without being
-        /// read; only when asked for (see `HTTPCache.storedResponse(for:mode:bodyFilesFrom:)`).
+        /// read; only when asked for (see `HTTPCache.storedAnswer(for:url:bodyFilesFrom:sharing:)`).
         case storedFile(CacheEntry, range: Range<Int>)
         /// Still arriving from the origin.
         case arriving(BodyBroadcast)

@@ -27,6 +27,8 @@ final class EncodedAnswers: Sendable {
     /// The largest encoding kept.
     static let largestAnswer = 64 << 10
 
+    /// The engine's identity of the answer (it offers only answers that no `Range` or
+    /// precondition makes the request's own), the method and the connection's persistence.
     struct Key: Hashable, Sendable {
         let answer: ReplayTerms.AnswerIdentity
         let isHead: Bool
@@ -56,24 +58,10 @@ final class EncodedAnswers: Sendable {
         var bytes = 0
     }
 
-    /// Request fields that make an answer the request's own (RFC 9110 §13, §14).
-    private static let fieldsThatShapeTheAnswer = [
-        "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range",
-    ]
-
     private let state = NIOLockedValueBox(State())
 
     /// How many encodings are kept.
     var count: Int { state.withLockedValue { $0.encodings.count } }
-
-    /// The key for the answer to `head` with `identity`; `nil` when the request asks something
-    /// of the answer that makes it its own (a range, a precondition).
-    static func key(
-        for head: HTTPRequestHead, identity: ReplayTerms.AnswerIdentity, persistence: ConnectionPersistence
-    ) -> Key? {
-        for name in Self.fieldsThatShapeTheAnswer where head.headers.contains(name: name) { return nil }
-        return Key(answer: identity, isHead: head.method == .HEAD, persistence: persistence)
-    }
 
     func encoding(for key: Key) -> (encoding: Encoding, status: Int)? {
         state.withLockedValue { $0.encodings[key] }

@@ -15,8 +15,6 @@ import Foundation
 package struct ProxyResponse: Sendable {
     package var head: HTTPResponse
     var body: Body
-    /// For a fresh answer from the store: the engine's terms for sending it again.
-    var replayTerms: ReplayTerms?
 
     /// Where the body is: one of three, never a mix.
     enum Body: Sendable {

@@ -197,10 +197,14 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context: context, persistence: persistence)
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
-            if let (answer, response) = proxy.storedAnswer(
+            if let stored = proxy.storedAnswer(
                 for: request, url: url, clientHead: head, persistence: persistence, allocator: allocator)
             {
-                if let identity { proxy.remember(answer, of: response, for: identity, in: answers) }
+                if let identity {
+                    proxy.remember(
+                        stored.answer, terms: stored.terms, status: stored.status, for: identity, in: answers)
+                }
+                let answer = stored.answer
                 finish(answer, context: context, persistence: persistence)
                 return
             }

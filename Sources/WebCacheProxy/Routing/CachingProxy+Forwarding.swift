@@ -91,19 +91,19 @@ extension CachingProxy {
     /// socket without being read into memory; when such a file cannot be opened (removed since),
     /// the answer is left to the engine, which reads the body and handles a broken entry. A fresh
     /// answer's encoding is kept for other requests the same entry answers alike in the same
-    /// second (``EncodedAnswers``).
+    /// second (``EncodedAnswers``). With the answer come the engine's terms for replaying it (a
+    /// fresh answer) and its status, for ``remember(_:terms:status:for:in:)``.
     func storedAnswer(
         for request: HTTPRequest, url: URL, clientHead: HTTPRequestHead, persistence: ConnectionPersistence,
         allocator: ByteBufferAllocator
-    ) -> (answer: EncodedAnswer, response: ProxyResponse)? {
+    ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int)? {
         // The encoding the engine agreed to share, found while it decided.
         var kept: (key: EncodedAnswers.Key, encoding: EncodedAnswers.Encoding, status: Int)?
         var keyOfBuilt: EncodedAnswers.Key?
         let stored = cache.storedAnswer(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) {
             identity, bodyInFile in
-            guard let key = EncodedAnswers.key(for: clientHead, identity: identity, persistence: persistence) else {
-                return false
-            }
+            let key = EncodedAnswers.Key(
+                answer: identity, isHead: clientHead.method == .HEAD, persistence: persistence)
             keyOfBuilt = key
             guard let found = encodedAnswers.encoding(for: key), found.encoding.isHeadBeforeFile == bodyInFile else {
                 return false
@@ -117,19 +117,16 @@ extension CachingProxy {
         case .shared(let terms, let bodyInFile)?:
             guard let kept else { return nil }
             metrics.countResponse(status: kept.status)
-            let head = HTTPResponse(status: .init(code: kept.status))
             switch kept.encoding {
             case .whole(let bytes):
-                return (.bytes(bytes), ProxyResponse(head: head, body: .whole(Data()), replayTerms: terms))
+                return (.bytes(bytes), terms, kept.status)
             case .headBeforeFile(let encodedHead):
                 // The file is opened for this answer; should it be gone, the engine answers.
                 guard bodyInFile, let file = cache.openBodyFile(of: terms).map(StoredBodyFile.init) else {
                     encodedAnswers.forget(kept.key)
                     return nil
                 }
-                return (
-                    .headThenFile(encodedHead, file), ProxyResponse(head: head, body: .file(file), replayTerms: terms)
-                )
+                return (.headThenFile(encodedHead, file), terms, kept.status)
             }
         case .built(let response)?:
             var file: StoredBodyFile?
@@ -139,8 +136,7 @@ extension CachingProxy {
                 opened.size = stored.range.count
                 file = opened
             }
-            var outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
-            outgoing.replayTerms = response.replayTerms
+            let outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
             let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
             // Kept when the engine offered it (a fresh answer that asks nothing more of it).
             if let key = keyOfBuilt, response.replayTerms != nil {
@@ -152,7 +148,7 @@ extension CachingProxy {
                 case .wholeFile: break
                 }
             }
-            return (answer, outgoing)
+            return (answer, response.replayTerms, response.head.status.code)
         }
     }
 
@@ -187,9 +183,10 @@ extension CachingProxy {
     /// answer is small enough to keep (``ReplayCache/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each replay.
     func remember(
-        _ encoded: EncodedAnswer, of response: ProxyResponse, for identity: RequestIdentity, in answers: ReplayCache
+        _ encoded: EncodedAnswer, terms: ReplayTerms?, status: Int, for identity: RequestIdentity,
+        in answers: ReplayCache
     ) {
-        guard let terms = response.replayTerms else { return }
+        guard let terms else { return }
         let wire: RecordedAnswer.Wire
         switch encoded {
         case .bytes(let bytes):
@@ -205,7 +202,7 @@ extension CachingProxy {
         case .wholeFile:
             return
         }
-        answers.remember(RecordedAnswer(wire: wire, status: response.head.status.code, terms: terms), for: identity)
+        answers.remember(RecordedAnswer(wire: wire, status: status, terms: terms), for: identity)
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what

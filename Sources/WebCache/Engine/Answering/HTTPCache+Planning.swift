@@ -32,26 +32,19 @@ extension HTTPCache {
     ///
     /// Requests with a body (other than GET and HEAD) always need the origin.
     public func storedResponse(for request: HTTPRequest, mode: RequestMode = .default) -> CacheResponse? {
-        storedResponse(for: request, mode: mode, bodyFilesFrom: nil)
-    }
-
-    /// ``storedResponse(for:mode:)``, leaving stored bodies of at least `minimumSize` bytes in
-    /// their files when the store has verified them: the response's `bodyFile` names the entry
-    /// to send (``WebCacheStore/CacheStore/openVerifiedBodyFile(_:)``) and its body is empty.
-    /// `url`, when given, is the request's URL (which `HTTPRequest` would otherwise rebuild).
-    package func storedResponse(
-        for request: HTTPRequest, url: URL? = nil, mode: RequestMode = .default, bodyFilesFrom minimumSize: Int?
-    ) -> CacheResponse? {
         guard request.method == .get || request.method == .head,
-            case .answer(let response)? = try? plan(request, url: url, mode: mode, bodyFilesFrom: minimumSize)
+            case .answer(let response)? = try? plan(request, mode: mode)
         else { return nil }
         count { $0.requests += 1 }
         return response
     }
 
     /// An answer from the store alone, for a caller that keeps the encodings of fresh answers
-    /// (the proxy): ``storedResponse(for:url:mode:bodyFilesFrom:)``, except that a fresh answer to
-    /// a request in the default mode that asks nothing of it (no `Range`, no precondition) is
+    /// (the proxy): ``storedResponse(for:mode:)`` in the default mode for a request whose `url` is
+    /// known, leaving stored bodies of at least `minimumSize` bytes in their files when the store
+    /// has verified them (``CacheResponse/Content/storedFile(_:range:)``).
+    ///
+    /// A fresh answer to a request that asks nothing of it (no `Range`, no precondition) is
     /// offered to `sharing` first, under its terms' identity and whether its body would go from
     /// its file. When `sharing` returns `true` the caller sends what it holds: the hit is counted
     /// and recorded, and neither head nor body is built.
@@ -80,7 +73,7 @@ extension HTTPCache {
 
     /// What ``storedAnswer(for:url:bodyFilesFrom:sharing:)`` gives.
     package enum StoredAnswer {
-        /// A response built as ``storedResponse(for:url:mode:bodyFilesFrom:)`` builds it.
+        /// A response built as ``storedResponse(for:mode:)`` builds it.
         case built(CacheResponse)
         /// The answer the caller holds for these terms (its body from the entry's file when
         /// `bodyInFile`).
