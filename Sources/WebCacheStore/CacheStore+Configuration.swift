@@ -14,7 +14,8 @@ extension CacheStore {
         public var directory: URL
         /// The partition within the directory (e.g. one per account); wiping it leaves others.
         public var namespace: String
-        /// Bytes of bodies kept in memory for hot entries; 0 turns the memory tier off.
+        /// Bytes of memory for hot entries: their heads and, when small, their bodies, as they
+        /// take on the heap (an estimate counted per header field); 0 turns the memory tier off.
         public var memoryCapacity: Int
         /// Bytes of bodies kept on disk. Past it, least recently used unpinned entries are
         /// removed down to ``trimRatio`` of it in one pass. Pinned entries count but are never

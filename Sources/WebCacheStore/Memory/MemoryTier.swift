@@ -146,16 +146,6 @@ final class MemoryTier: Sendable {
         }
     }
 
-    /// Bodies count in full; each entry's head counts as a fixed 512 bytes, each key 128 more.
-    private static func cost(of entries: [CacheEntry]) -> Int {
-        entries.reduce(128) { total, entry in
-            switch entry.body {
-            case .data(let data), .fileInMemory(_, _, let data): return total + data.count + 512
-            case .file, .inlineUnloaded: return total + 512
-            }
-        }
-    }
-
     private static func link(_ node: Node, in state: inout State) {
         node.older = state.newest
         node.newer = nil
