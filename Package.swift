@@ -47,6 +47,8 @@ let package = Package(
                 "HTTPCaching",
                 "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite itself, for the one query on the hit path (`EntryLookup`).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]

@@ -53,6 +53,8 @@ public final class CacheStore: Sendable {
     /// The configuration the store was opened with.
     public let configuration: Configuration
     let pool: DatabasePool
+    /// The index query of a lookup the memory tier cannot answer, on connections of its own.
+    let entryLookup: EntryLookup
     let files: BodyFiles
     let memory: MemoryTier
     let accessLog: AccessLog
@@ -90,6 +92,7 @@ public final class CacheStore: Sendable {
         if !alone { _ = POSIX.lock(lockFile, exclusive: false, wait: true) }
         do {
             pool = try Self.openIndex(at: "\(directory)/index.sqlite", alone: alone, logger: configuration.logger)
+            entryLookup = EntryLookup(path: "\(directory)/index.sqlite")
             if alone {
                 try Self.sweep(pool: pool, files: files, logger: configuration.logger)
                 _ = POSIX.lock(lockFile, exclusive: false, wait: true)
@@ -119,11 +122,7 @@ public final class CacheStore: Sendable {
         let generation = memory.generation
         var entries = try database("look up \(key)") {
             // One SELECT reads a consistent snapshot by itself: no transaction needed around it.
-            try pool.unsafeRead { db in
-                let statement = try db.cachedStatement(
-                    sql: "SELECT \(EntryRow.selection) FROM entry WHERE namespace = ? AND method = ? AND url = ?")
-                return try EntryRow.fetchAll(statement, arguments: [namespace, key.method, key.url])
-            }
+            try entryLookup.rows(namespace: namespace, method: key.method, url: key.url)
         }.compactMap { row -> CacheEntry? in
             guard let entry = row.entry() else {
                 logger.warning("unreadable index row for \(key); removing it")
