@@ -208,4 +208,16 @@ struct RecoveryTests {
             #expect(throws: StoreError.self) { try CacheStore(configuration: .test(file)) }
         }
     }
+
+    @Test("body directories removed under a running store are made again for the next body")
+    func bodyDirectoriesRemoved() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            try store.store(Entries.make("https://example.com/first"), body: Entries.body(50_000))
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("bodies"))
+            let key = Entries.key("https://example.com/second")
+            try store.store(Entries.make(key.url), body: Entries.body(50_000, seed: 3))
+            #expect(try store.readBody(store.lookup(key)[0]) == Entries.body(50_000, seed: 3))
+        }
+    }
 }

@@ -163,8 +163,9 @@ public final class BodyWriter {
 
     private func openFile() throws {
         let name = store.files.newName(key: key, varyKey: varyKey)
-        try store.files.prepareDirectories(for: name)
-        fd = try POSIX.createExclusive(store.files.temporaryPath(for: name))
+        fd = try POSIX.createExclusive(store.files.temporaryPath(for: name)) {
+            try store.files.prepareDirectories(for: name)
+        }
         fileName = name
         if !buffer.isEmpty {
             try buffer.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: name) }
