@@ -27,7 +27,7 @@ enum POSIX {
     /// Creates the file at `path`, which must not exist. When its directory is missing (`ENOENT`),
     /// `makeDirectories` is called and the creation tried once more: the directories are made
     /// only the first time, not checked on every file.
-    static func createExclusive(_ path: String, makeDirectories: () throws -> Void = {}) throws -> Int32 {
+    static func createExclusive(_ path: String, makeDirectories: () throws -> Void) throws -> Int32 {
         var fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT {
             try makeDirectories()

@@ -106,7 +106,7 @@ final class EntryLookup: Sendable {
 
 /// An error code from SQLite with its message, for a ``StoreError``'s cause.
 struct SQLiteFailure: Error, CustomStringConvertible {
-    /// SQLite's (extended) result code.
+    /// SQLite's result code.
     let code: Int32
     let message: String
 

@@ -5,12 +5,12 @@ extension MemoryTier {
     /// What a key's entries take on the heap, as the tier counts it against its capacity.
     ///
     /// An estimate, but one that grows with what is held: each header field is a few objects
-    /// (its name, its value, a slot in the fields' array and in their index by name), a request
-    /// carries its URL twice (in the key and in its own fields), and every object comes with the
-    /// allocator's rounding. Measured on the proxy with 50,000 entries of a 419-byte stylesheet
-    /// (six response fields, four request fields): 2.7 KB of resident memory per entry held; this
-    /// counts 3.0 KB. A fixed 512 bytes per head, as counted before, let a 32 MiB tier take about
-    /// 100 MiB.
+    /// (its name, its value, a slot in the fields' array and in their index by name), the URL
+    /// counts three times (the key's text and the request's own fields, with their allocations),
+    /// and every object comes with the allocator's rounding. Calibrated on the proxy: with all
+    /// 50,000 entries of a 419-byte stylesheet held, each took 2.7 KB of resident memory; such an
+    /// entry (five response fields) counts 2.4–2.7 KB here, depending on its URL and request
+    /// fields. A fixed 512 bytes per head, as counted before, let a 32 MiB tier take about 100 MiB.
     static func cost(of entries: [CacheEntry]) -> Int {
         entries.reduce(keyOverhead) { total, entry in
             total + cost(of: entry)
@@ -18,13 +18,13 @@ extension MemoryTier {
     }
 
     /// The node, its slot in the table of keys, and the key's own text.
-    static let keyOverhead = 256
+    private static let keyOverhead = 256
 
     /// The entry, its stored request and response, and the objects behind them.
-    static let entryOverhead = 640
+    private static let entryOverhead = 640
 
     /// One header field: its name and value objects, its place in the array and in the index.
-    static let fieldOverhead = 96
+    private static let fieldOverhead = 96
 
     private static func cost(of entry: CacheEntry) -> Int {
         let stored = entry.stored
