@@ -10,7 +10,8 @@
 #   multi     bytes=0-99,5000-5099,900000-900099 (multipart/byteranges)
 # Caches and origin on CPU 0, wrk on CPU 1, one worker/thread each; server CPU per request from
 # /proc. Nothing leaves the machine.
-#   scripts/bench-ranges.sh            # DURATION=10 CONNS=64; PERF_OUT=file records WebCache with perf
+#   scripts/bench-ranges.sh            # DURATION=10 CONNS=64; PERF_OUT=file records WebCache with perf;
+#                                      # BINARY=path/to/webcache measures another build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
@@ -20,6 +21,7 @@ for tool in nginx wrk; do
 done
 source "$(dirname "$0")/lib/harness.sh"
 start_harness
+bin=${BINARY:-$bin}
 mkdir -p "$work/www" "$work/nginx-cache"
 chmod 755 "$work" "$work/www"; chmod 777 "$work/nginx-cache"
 head -c 1048576 /dev/urandom >"$work/www/1m.bin"

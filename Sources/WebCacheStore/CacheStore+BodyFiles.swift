@@ -12,19 +12,25 @@ extension CacheStore {
         return verifiedBodies.withLock { $0.contains(entry.id) }
     }
 
-    /// An open, read-only descriptor of `entry`'s body file, for sending it without reading it
-    /// into memory (`sendfile`); the caller closes it. `nil` unless the file's checksum was
-    /// verified in this process and its length still matches the index: then read the body with
-    /// ``readBody(_:)``, which checks it and removes a broken entry.
-    package func openVerifiedBodyFile(_ entry: CacheEntry) -> Int32? {
-        guard let name = entry.body.file?.name, hasVerifiedBodyFile(entry),
-            let fd = try? POSIX.openForReading(files.path(name))
-        else { return nil }
+    /// `entry`'s body file, open and read-only, for sending it without reading it into memory
+    /// (`sendfile` at explicit offsets). The store keeps hot files open (``OpenBodyFile``), so
+    /// the same file may go to many answers at once; it closes when the last lets go. `nil`
+    /// unless the file's checksum was verified in this process and its length still matches the
+    /// index: then read the body with ``readBody(_:)``, which checks it and removes a broken
+    /// entry.
+    package func openVerifiedBodyFile(_ entry: CacheEntry) -> OpenBodyFile? {
+        guard let name = entry.body.file?.name, hasVerifiedBodyFile(entry) else { return nil }
+        if let file = openBodies.file(of: entry.id, name: name, size: entry.bodySize) { return file }
+        guard let fd = try? POSIX.openForReading(files.path(name)) else { return nil }
         guard (try? POSIX.size(of: fd)) == entry.bodySize else {
             POSIX.closeFile(fd)
             return nil
         }
-        return fd
+        let file = OpenBodyFile(descriptor: fd, size: entry.bodySize, name: name)
+        openBodies.keep(file, for: entry.id)
+        // Removed meanwhile (finishRemoval lets go after it forgets the verification): not kept.
+        if !hasVerifiedBodyFile(entry) { openBodies.forget([entry.id]) }
+        return file
     }
 
     /// The bytes `range` of `entry`'s body (within its size), for a range request: read from
@@ -32,9 +38,8 @@ extension CacheStore {
     /// verifies the whole body (and removes a broken entry).
     public func readBody(_ entry: CacheEntry, range: Range<Int>) throws -> Data {
         let range = range.clamped(to: 0..<entry.bodySize)
-        if let fd = openVerifiedBodyFile(entry) {
-            defer { POSIX.closeFile(fd) }
-            let data = try POSIX.readAt(fd, offset: range.lowerBound, count: range.count)
+        if let file = openVerifiedBodyFile(entry) {
+            let data = try POSIX.readAt(file.descriptor, offset: range.lowerBound, count: range.count)
             guard data.count == range.count else {
                 let error = StoreError(.corruptBody, "the body file of \(entry.key) is shorter than the index says")
                 discardBroken(entry, because: error)

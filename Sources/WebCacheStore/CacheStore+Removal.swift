@@ -81,6 +81,7 @@ extension CacheStore {
             // Bodies no row points to any more (a racing writer's are swept on the next open).
             POSIX.unlinkIfPresent(files.path(name))
         }
+        openBodies.forgetAll()
         memory.invalidateAll()
         return count
     }
@@ -132,6 +133,7 @@ extension CacheStore {
             verifiedBodies.withLock { verified in
                 for row in removed { verified.remove(row.id) }
             }
+            openBodies.forget(removed.map(\.id))
         }
         memory.invalidate(keys + removed.map(\.key))
     }

@@ -64,6 +64,8 @@ public final class CacheStore: Sendable {
     let newRows = GroupCommit<EntryRow, Int64>(label: "WebCacheStore.new-entries")
     /// Entries whose body file passed a checksum check in this process.
     let verifiedBodies = Locked(Set<Int64>())
+    /// Verified body files kept open for sending.
+    let openBodies = OpenBodyFiles()
     private let lockFile: Int32
 
     var namespace: String { configuration.namespace }

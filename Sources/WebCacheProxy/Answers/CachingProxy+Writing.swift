@@ -49,7 +49,7 @@ extension CachingProxy {
     }
 
     /// Encodes a response whose body is whole, and counts it as sent. A body file goes with it
-    /// only when a body follows (not for HEAD or 304); otherwise it is closed here.
+    /// only when a body follows (not for HEAD or 304).
     func encode(
         _ response: ProxyResponse, allocator: ByteBufferAllocator, persistence: ConnectionPersistence,
         method: NIOHTTP1.HTTPMethod
@@ -62,9 +62,7 @@ extension CachingProxy {
             var head = allocator.buffer(capacity: 512)
             head.writeResponseHead(response.head, framing: framing, persistence: persistence)
             return .headThenFile(head, file)
-        case .file(let file):
-            try? file.handle.close()
-        case .whole, .arriving:
+        case .file, .whole, .arriving:
             break
         }
         let body = if case .whole(let data) = response.body, sendsBody { data } else { Data() }
@@ -75,7 +73,7 @@ extension CachingProxy {
     }
 
     /// Writes an encoded answer (and its body file), and flushes unless the caller flushes
-    /// later; the future completes once it is written, the file closed.
+    /// later; the future completes once it is written.
     @discardableResult
     func send(_ answer: EncodedAnswer, to channel: any Channel, flush: Bool) -> EventLoopFuture<Void> {
         let written: EventLoopFuture<Void>
@@ -84,10 +82,10 @@ extension CachingProxy {
             written = channel.write(bytes)
         case .headThenFile(let head, let file):
             channel.write(head, promise: nil)
-            let region = FileRegion(
-                fileHandle: file.handle, readerIndex: file.offset, endIndex: file.offset + file.size)
+            let handle = file.borrowHandle()
+            let region = FileRegion(fileHandle: handle, readerIndex: file.offset, endIndex: file.offset + file.size)
             written = channel.write(IOData.fileRegion(region))
-            written.whenComplete { _ in try? file.handle.close() }
+            written.whenComplete { _ in file.release(handle) }
         case .wholeFile(let wireFile):
             let handle = wireFile.borrowHandle()
             written = channel.write(

@@ -45,25 +45,33 @@ package struct ProxyResponse: Sendable {
     }
 }
 
-/// A stored body to send from its file: an open handle, closed once written.
+/// A stored body to send from its file: the store's open file, shared with other answers and
+/// kept open while this holds it.
 struct StoredBodyFile: Sendable {
     /// Bodies this large or larger are sent from their files; smaller ones are copied from
-    /// memory, which costs less than opening a file.
+    /// memory, which costs less than sending a file.
     static let minimumSize = 64 << 10
 
-    var handle: NIOFileHandle
+    let file: OpenedBodyFile
     /// Bytes sent: from ``offset`` on (a range of the body for a 206).
     var size: Int
     var offset = 0
 
-    init(handle: NIOFileHandle, size: Int) {
-        self.handle = handle
-        self.size = size
+    init(_ opened: OpenedBodyFile) {
+        file = opened
+        size = opened.size
     }
 
-    /// A body file the engine opened; this takes over its descriptor.
-    init(_ opened: OpenedBodyFile) {
-        self.init(handle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: opened.descriptor), size: opened.size)
+    /// A handle of its own for one write: SwiftNIO lets one thread at a time use a handle, and
+    /// the same file goes out on several event loops at once. Give it back with
+    /// ``release(_:)`` once written; the file stays open while this value lives.
+    func borrowHandle() -> NIOFileHandle {
+        NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+    }
+
+    /// Ends a handle from ``borrowHandle()`` without closing the file.
+    func release(_ handle: NIOFileHandle) {
+        _ = try? handle.takeDescriptorOwnership()
     }
 }
 

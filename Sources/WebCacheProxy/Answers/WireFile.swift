@@ -45,7 +45,7 @@ final class WireFile: Sendable {
     /// A wire file holding `head` followed by the first `bodySize` bytes of `body` (read at
     /// explicit offsets: a write of `body` in flight is not disturbed), made in `directory` or
     /// else in memory; `nil` where the platform has neither or the copy comes up short.
-    static func make(head: ByteBuffer, body: NIOFileHandle, bodySize: Int, directory: String) -> WireFile? {
+    static func make(head: ByteBuffer, body: CInt, bodySize: Int, directory: String) -> WireFile? {
         #if os(Linux)
         var sealed = false
         var descriptor = webcache_unnamed_file_create(directory)
@@ -57,7 +57,7 @@ final class WireFile: Sendable {
         let wireFile = WireFile(descriptor: descriptor, size: head.readableBytes + bodySize)
         let copied =
             head.withUnsafeReadableBytes { writeAll($0, to: descriptor) }
-            && (try? body.withUnsafeFileDescriptor { copy(bodySize, from: $0, to: descriptor) }) == true
+            && copy(bodySize, from: body, to: descriptor)
             && (!sealed || webcache_memory_file_seal(descriptor) == 0)
         return copied ? wireFile : nil
         #else

@@ -170,7 +170,6 @@ extension CachingProxy {
             encoded = .wholeFile(file)
         }
         guard cache.confirmReplay(answer.terms) else {
-            if case .headThenFile(_, let file) = encoded { try? file.handle.close() }
             answers.forget(identity)
             return nil
         }
@@ -197,7 +196,8 @@ extension CachingProxy {
             guard file.offset == 0, answers.admits(identity) else { return }
             let whole =
                 head.readableBytes + file.size <= ReplayCache.largestWireFile
-                ? WireFile.make(head: head, body: file.handle, bodySize: file.size, directory: wireFileDirectory) : nil
+                ? WireFile.make(
+                    head: head, body: file.file.descriptor, bodySize: file.size, directory: wireFileDirectory) : nil
             wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
         case .wholeFile:
             return

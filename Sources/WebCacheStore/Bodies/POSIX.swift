@@ -43,6 +43,13 @@ enum POSIX {
         return Int(info.st_size)
     }
 
+    /// Whether the open file `fd` still has a name (it was not unlinked since it was opened) and
+    /// is `size` bytes long.
+    static func isLinked(_ fd: Int32, size: Int) -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && info.st_nlink > 0 && Int(info.st_size) == size
+    }
+
     /// Reads up to `count` bytes into `buffer`; returns how many were read (0 at the end).
     static func readChunk(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {

@@ -6,12 +6,20 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A stored body file opened for sending without reading it (`sendfile`): the caller closes
-/// `descriptor`.
+/// A stored body file opened for sending without reading it (`sendfile` at explicit offsets).
+/// The store keeps hot files open and hands the same one to many answers: the descriptor stays
+/// open while any holder of this value lives, and must not be closed by a holder.
 package struct OpenedBodyFile: Sendable {
-    package var descriptor: Int32
+    private let file: OpenBodyFile
+
+    init(_ file: OpenBodyFile) {
+        self.file = file
+    }
+
+    /// The open, read-only descriptor.
+    package var descriptor: Int32 { file.descriptor }
     /// The body's length in bytes.
-    package var size: Int
+    package var size: Int { file.size }
 }
 
 /// Stored bodies handed out as files, so that a front door (the proxy) sends them without
@@ -37,6 +45,6 @@ extension HTTPCache {
     }
 
     private func openBodyFile(of entry: CacheEntry) -> OpenedBodyFile? {
-        store.openVerifiedBodyFile(entry).map { OpenedBodyFile(descriptor: $0, size: entry.bodySize) }
+        store.openVerifiedBodyFile(entry).map(OpenedBodyFile.init)
     }
 }
