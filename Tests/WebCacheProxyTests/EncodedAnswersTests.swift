@@ -1,5 +1,7 @@
 import Foundation
+import HTTPTypes
 import Testing
+import WebCache
 import WebCacheTestSupport
 
 @testable import WebCacheProxy
@@ -70,6 +72,72 @@ struct EncodedAnswersTests {
             #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
             #expect(answers[4].field("Cache-Status")?.contains("hit") != true, "fetched again after the DELETE")
             #expect(server.origin.count("/b") == 3, "the first GET, the DELETE, and the GET after it")
+            await connection.close()
+        }
+    }
+
+    @Test(
+        "ranges of a body sent from its file share one head within a second, each with its own Content-Range, length and bytes; preconditions and a failed If-Range do not share it"
+    )
+    func rangesShareAHead() async throws {
+        let clock = TestClock(start: Date())
+        let media = Fixtures.patternedBytes(300_000, seed: 11)
+        let origin = InMemoryOrigin { _ in
+            var fields = HTTPFields()
+            fields[.cacheControl] = "max-age=600"
+            fields[.contentType] = "video/mp4"
+            fields[.eTag] = "\"v1\""
+            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
+        }
+        try await SocketlessProxy.with(origin: origin, clock: clock, configure: { $0.replaysAnswers = false }) {
+            server in
+            let connection = try await server.connect()
+            var sent = 0
+            func get(_ extra: String) async throws -> ResponseReader.Response {
+                sent += 1
+                try await connection.send("GET /v.mp4 HTTP/1.1\r\nHost: test\r\nX-Request-Id: \(sent)\r\n\(extra)\r\n")
+                let (answers, _) = try await connection.responses(sent, methods: Array(repeating: "GET", count: sent))
+                return try #require(answers.last)
+            }
+            // The miss, then hits until the store has verified the body file.
+            _ = try await get("")
+            for _ in 0..<3 { _ = try await get("") }
+            let before = server.proxy.encodedAnswers.count
+            /// The fields that do not depend on the range, in order.
+            func sharedFields(_ answer: ResponseReader.Response) -> [String] {
+                answer.fields.filter { !["content-range", "content-length"].contains($0.name.lowercased()) }
+                    .map { "\($0.name): \($0.value)" }
+            }
+            var first: ResponseReader.Response?
+            for (header, range) in [
+                ("bytes=0-65535", 0..<65_536), ("bytes=100000-199999", 100_000..<200_000),
+                ("bytes=200000-", 200_000..<300_000), ("bytes=-70000", 230_000..<300_000),
+                ("bytes=1000-70000", 1000..<70_001),
+            ] {
+                let answer = try await get("Range: \(header)\r\nIf-Range: \"v1\"\r\n")
+                #expect(answer.status == 206)
+                #expect(answer.field("Content-Range") == "bytes \(range.lowerBound)-\(range.upperBound - 1)/300000")
+                #expect(answer.field("Content-Length") == String(range.count))
+                #expect(Data(answer.body) == media.subdata(in: range), "\(header)")
+                if let first { #expect(sharedFields(answer) == sharedFields(first)) } else { first = answer }
+            }
+            #expect(server.proxy.encodedAnswers.count == before + 1, "one head for every range of the second")
+
+            let small = try await get("Range: bytes=10-19\r\n")
+            #expect(small.status == 206 && Data(small.body) == media.subdata(in: 10..<20))
+            let failedIfRange = try await get("Range: bytes=0-99999\r\nIf-Range: \"v0\"\r\n")
+            #expect(failedIfRange.status == 200 && Data(failedIfRange.body) == media)
+            let notModified = try await get("Range: bytes=0-99999\r\nIf-None-Match: \"v1\"\r\n")
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+            let several = try await get("Range: bytes=0-99999,200000-299999\r\n")
+            #expect(several.status == 206 && several.field("Content-Type")?.hasPrefix("multipart/byteranges") == true)
+            #expect(server.proxy.encodedAnswers.count == before + 1)
+
+            clock.advance(1.2)
+            let later = try await get("Range: bytes=100000-199999\r\n")
+            #expect(later.status == 206 && Data(later.body) == media.subdata(in: 100_000..<200_000))
+            #expect(later.field("Age") != first?.field("Age"), "the next second of Age is a new head")
+            #expect(server.origin.total == 1)
             await connection.close()
         }
     }

@@ -20,8 +20,8 @@ struct SharedAnswerTests {
                 var offers: [(ReplayTerms.AnswerIdentity, Bool)] = []
                 let answer = h.cache.storedAnswer(
                     for: Fixtures.request(method, url.absoluteString, headers), url: url, bodyFilesFrom: nil
-                ) { identity, inFile in
-                    offers.append((identity, inFile))
+                ) { offer in
+                    offers.append((offer.identity, offer.bodyInFile))
                     return holds
                 }
                 return (answer, offers)
@@ -38,18 +38,19 @@ struct SharedAnswerTests {
 
             let hitsBefore = h.cache.counters.hits
             let shared = ask(holds: true)
-            guard case .shared(let terms, let inFile)? = shared.answer else {
+            guard case .shared(let terms, let offer)? = shared.answer else {
                 Issue.record("a held answer is shared")
                 return
             }
-            #expect(!inFile && terms.answerIdentity == offered, "the same entry, revisions and second")
+            #expect(!offer.bodyInFile && offer.range == nil)
+            #expect(terms.answerIdentity == offered, "the same entry, revisions and second")
             #expect(h.cache.counters.hits == hitsBefore + 1, "a shared answer is a hit")
 
             for headers in [
                 ["Range: bytes=0-1"], ["If-None-Match: \"x\""], ["If-Modified-Since: Sat, 21 Nov 2026 00:00:00 GMT"],
             ] {
                 let own = ask(headers, holds: true)
-                #expect(own.offers.isEmpty, "\(headers) makes the answer the request's own")
+                #expect(own.offers.isEmpty, "\(headers) makes the answer the request's own (no body files)")
                 if case .built? = own.answer {} else { Issue.record("\(headers): built") }
             }
             let head = ask(method: .head, holds: false)
@@ -58,6 +59,48 @@ struct SharedAnswerTests {
             h.clock.advance(1.5)
             let later = ask(holds: false)
             #expect(later.offers.count == 1 && later.offers.first?.0 != offered, "the next second: another answer")
+        }
+    }
+
+    @Test(
+        "one range of a body sent from its file is offered with its bytes; small, several, unsatisfiable and conditional ranges are not"
+    )
+    func rangesOffered() async throws {
+        try await EngineHarness.run { h in
+            let media = Fixtures.patternedBytes(100_000, seed: 4)
+            h.origin.route("/m") { _ in
+                TestOrigin.Response(
+                    status: 200, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"m1\"")], body: media)
+            }
+            _ = try await h.get("/m")
+            let url = h.origin.url("/m")
+            func offers(_ headers: [String]) -> [AnswerOffer] {
+                var offers: [AnswerOffer] = []
+                _ = h.cache.storedAnswer(
+                    for: Fixtures.request(.get, url.absoluteString, headers), url: url, bodyFilesFrom: 1000
+                ) { offer in
+                    offers.append(offer)
+                    return false
+                }
+                return offers
+            }
+            _ = offers([])  // the first answer after the fill may come before the store's revision settles
+            let whole = try #require(offers([]).first)
+            #expect(whole.bodyInFile && whole.range == nil)
+            for (header, range) in [
+                ("Range: bytes=10-5009", 10..<5010), ("Range: bytes=98000-", 98_000..<100_000),
+                ("Range: bytes=-1000", 99_000..<100_000),
+            ] {
+                let offered = offers([header, "If-Range: \"m1\""])
+                #expect(offered.count == 1 && offered.first?.range == range && offered.first?.bodyInFile == true)
+                #expect(offered.first?.identity == whole.identity, "the answer's identity; the range is apart")
+            }
+            for headers in [
+                ["Range: bytes=0-9"], ["Range: bytes=0-1999,5000-6999"], ["Range: bytes=200000-"],
+                ["Range: bytes=0-4999", "If-Range: \"m0\""], ["Range: bytes=0-4999", "If-None-Match: \"m1\""],
+            ] {
+                #expect(offers(headers).isEmpty, "\(headers)")
+            }
         }
     }
 }

@@ -15,8 +15,10 @@ import WebCache
 /// method and the connection's persistence complete the key — so a change to the store or the
 /// settings, or the next second, gives a new key. A shared answer is counted and recorded as a
 /// hit by the engine, which then builds neither head nor body.
-/// Requests with `Range` or a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
-/// `If-Unmodified-Since`, `If-Range`) are answered per request and never kept. Bounded in
+/// A single `Range` of a body sent from its file shares the head of every such range of the
+/// answer: all but its `Content-Range` and `Content-Length`, which are written per request.
+/// Requests with a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
+/// `If-Unmodified-Since`) or other ranges are answered per request and never kept. Bounded in
 /// count and bytes; when full it starts again empty.
 final class EncodedAnswers: Sendable {
     /// Entries answered within one second, at most: a table that fills up within the second is
@@ -27,29 +29,43 @@ final class EncodedAnswers: Sendable {
     /// The largest encoding kept.
     static let largestAnswer = 64 << 10
 
-    /// The engine's identity of the answer (it offers only answers that no `Range` or
-    /// precondition makes the request's own), the method and the connection's persistence.
+    /// The engine's identity of the answer (it offers only answers that no precondition makes
+    /// the request's own), whether it is a range of the body, the method and the connection's
+    /// persistence.
     struct Key: Hashable, Sendable {
         let answer: ReplayTerms.AnswerIdentity
+        let isRange: Bool
         let isHead: Bool
         let persistence: ConnectionPersistence
+
+        init(_ offer: AnswerOffer, isHead: Bool, persistence: ConnectionPersistence) {
+            answer = offer.identity
+            isRange = offer.range != nil
+            self.isHead = isHead
+            self.persistence = persistence
+        }
     }
 
-    /// An answer's encoding: the whole answer, or the head before a body sent from its file.
+    /// An answer's encoding: the whole answer, the head before a body sent from its file, or
+    /// the head of a range of it without its ending (`writeResponseHeadEnd`).
     enum Encoding: Sendable {
         case whole(ByteBuffer)
         case headBeforeFile(ByteBuffer)
+        case rangeHeadFields(ByteBuffer)
 
         var bytes: ByteBuffer {
             switch self {
-            case .whole(let bytes), .headBeforeFile(let bytes): bytes
+            case .whole(let bytes), .headBeforeFile(let bytes), .rangeHeadFields(let bytes): bytes
             }
         }
 
-        /// Whether the body goes after it from the entry's file.
-        var isHeadBeforeFile: Bool {
-            if case .headBeforeFile = self { return true }
-            return false
+        /// Whether it is the encoding of what `offer` offers.
+        func answers(_ offer: AnswerOffer) -> Bool {
+            switch self {
+            case .whole: !offer.bodyInFile && offer.range == nil
+            case .headBeforeFile: offer.bodyInFile && offer.range == nil
+            case .rangeHeadFields: offer.range != nil
+            }
         }
     }
 

@@ -34,11 +34,20 @@ enum ConnectionPersistence: Sendable, Equatable {
 }
 
 extension ByteBuffer {
-    /// Writes an HTTP/1.1 response head: the status line, `fields` without their own framing
-    /// fields and their `Connection`, the framing of `framing`, and the `Connection` of
-    /// `persistence`.
+    /// Writes an HTTP/1.1 response head: ``writeResponseHeadFields(_:)``, then
+    /// ``writeResponseHeadEnd(contentRange:framing:persistence:)`` with the response's own
+    /// `Content-Range`.
     mutating func writeResponseHead(_ response: HTTPResponse, framing: BodyFraming, persistence: ConnectionPersistence)
     {
+        writeResponseHeadFields(response)
+        writeResponseHeadEnd(
+            contentRange: response.headerFields[.contentRange], framing: framing, persistence: persistence)
+    }
+
+    /// Writes the part of a response head that is the same for every range of a body: the
+    /// status line and the fields, without the framing fields, `Connection` and `Content-Range`
+    /// (which ``writeResponseHeadEnd(contentRange:framing:persistence:)`` writes).
+    mutating func writeResponseHeadFields(_ response: HTTPResponse) {
         writeStaticString("HTTP/1.1 ")
         let code = response.status.code
         writeString(String(code))
@@ -49,10 +58,23 @@ extension ByteBuffer {
                 ? HTTPResponseStatus(statusCode: code).reasonPhrase : response.status.reasonPhrase)
         writeStaticString("\r\n")
         for field in response.headerFields
-        where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection {
+        where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection
+            && field.name != .contentRange
+        {
             writeString(field.name.rawName)
             writeStaticString(": ")
             writeString(field.value)
+            writeStaticString("\r\n")
+        }
+    }
+
+    /// Ends a response head: `Content-Range` when given, the framing of `framing`, the
+    /// `Connection` of `persistence` and the empty line.
+    mutating func writeResponseHeadEnd(contentRange: String?, framing: BodyFraming, persistence: ConnectionPersistence)
+    {
+        if let contentRange {
+            writeStaticString("Content-Range: ")
+            writeString(contentRange)
             writeStaticString("\r\n")
         }
         switch framing {

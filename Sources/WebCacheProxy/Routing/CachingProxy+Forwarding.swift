@@ -99,22 +99,18 @@ extension CachingProxy {
     ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int)? {
         // The encoding the engine agreed to share, found while it decided.
         var kept: (key: EncodedAnswers.Key, encoding: EncodedAnswers.Encoding, status: Int)?
-        var keyOfBuilt: EncodedAnswers.Key?
-        let stored = cache.storedAnswer(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) {
-            identity, bodyInFile in
-            let key = EncodedAnswers.Key(
-                answer: identity, isHead: clientHead.method == .HEAD, persistence: persistence)
-            keyOfBuilt = key
-            guard let found = encodedAnswers.encoding(for: key), found.encoding.isHeadBeforeFile == bodyInFile else {
-                return false
-            }
+        var offered: (key: EncodedAnswers.Key, offer: AnswerOffer)?
+        let stored = cache.storedAnswer(for: request, url: url, bodyFilesFrom: StoredBodyFile.minimumSize) { offer in
+            let key = EncodedAnswers.Key(offer, isHead: clientHead.method == .HEAD, persistence: persistence)
+            offered = (key, offer)
+            guard let found = encodedAnswers.encoding(for: key), found.encoding.answers(offer) else { return false }
             kept = (key, found.encoding, found.status)
             return true
         }
         switch stored {
         case nil:
             return nil
-        case .shared(let terms, let bodyInFile)?:
+        case .shared(let terms, let offer)?:
             guard let kept else { return nil }
             metrics.countResponse(status: kept.status)
             switch kept.encoding {
@@ -122,11 +118,26 @@ extension CachingProxy {
                 return (.bytes(bytes), terms, kept.status)
             case .headBeforeFile(let encodedHead):
                 // The file is opened for this answer; should it be gone, the engine answers.
-                guard bodyInFile, let file = cache.openBodyFile(of: terms).map(StoredBodyFile.init) else {
+                guard offer.bodyInFile, let file = cache.openBodyFile(of: terms).map(StoredBodyFile.init) else {
                     encodedAnswers.forget(kept.key)
                     return nil
                 }
                 return (.headThenFile(encodedHead, file), terms, kept.status)
+            case .rangeHeadFields(let fields):
+                guard let range = offer.range, var file = cache.openBodyFile(of: terms).map(StoredBodyFile.init)
+                else {
+                    encodedAnswers.forget(kept.key)
+                    return nil
+                }
+                let length = file.size
+                (file.offset, file.size) = (range.lowerBound, range.count)
+                var head = allocator.buffer(capacity: fields.readableBytes + 96)
+                head.writeImmutableBuffer(fields)
+                head.writeResponseHeadEnd(
+                    contentRange: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)",
+                    framing: .length(range.count), persistence: persistence)
+                // A range is not replayed (``remember(_:terms:status:for:in:)``): no terms.
+                return (.headThenFile(head, file), nil, kept.status)
             }
         case .built(let response)?:
             var file: StoredBodyFile?
@@ -138,17 +149,36 @@ extension CachingProxy {
             }
             let outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
             let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
-            // Kept when the engine offered it (a fresh answer that asks nothing more of it).
-            if let key = keyOfBuilt, response.replayTerms != nil {
-                switch answer {
-                case .bytes(let bytes):
-                    encodedAnswers.remember(.whole(bytes), status: response.head.status.code, for: key)
-                case .headThenFile(let head, _):
-                    encodedAnswers.remember(.headBeforeFile(head), status: response.head.status.code, for: key)
-                case .wholeFile: break
-                }
-            }
+            if let offered { keep(answer, of: outgoing, built: response, file: file, offered: offered) }
             return (answer, response.replayTerms, response.head.status.code)
+        }
+    }
+
+    /// Keeps the encoding of an answer the engine offered to share and then built, for the next
+    /// requests it answers alike: a fresh whole answer (with its terms), or the 206 of the
+    /// offered range sent from the body file, whose head is kept without its ending.
+    private func keep(
+        _ answer: EncodedAnswer, of outgoing: ProxyResponse, built response: CacheResponse, file: StoredBodyFile?,
+        offered: (key: EncodedAnswers.Key, offer: AnswerOffer)
+    ) {
+        let status = response.head.status.code
+        if let range = offered.offer.range {
+            guard status == 206, let file, file.offset == range.lowerBound, file.size == range.count,
+                case .headThenFile = answer
+            else { return }
+            var fields = ByteBuffer()
+            fields.writeResponseHeadFields(outgoing.head)
+            encodedAnswers.remember(.rangeHeadFields(fields), status: status, for: offered.key)
+            return
+        }
+        guard response.replayTerms != nil else { return }
+        switch answer {
+        case .bytes(let bytes):
+            encodedAnswers.remember(.whole(bytes), status: status, for: offered.key)
+        case .headThenFile(let head, _):
+            encodedAnswers.remember(.headBeforeFile(head), status: status, for: offered.key)
+        case .wholeFile:
+            break
         }
     }
 
@@ -193,7 +223,7 @@ extension CachingProxy {
             wire = .buffer(bytes)
         case .headThenFile(let head, let file):
             // Only a whole body: a range of it (a 206) is not replayed from the entry's file.
-            guard file.offset == 0, answers.admits(identity) else { return }
+            guard file.offset == 0, file.size == file.file.size, answers.admits(identity) else { return }
             let whole =
                 head.readableBytes + file.size <= ReplayCache.largestWireFile
                 ? WireFile.make(

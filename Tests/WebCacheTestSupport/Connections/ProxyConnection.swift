@@ -23,7 +23,10 @@ public final class ProxyConnection: Sendable {
         to proxy: CachingProxy, from client: SocketAddress? = nil
     ) async throws -> ProxyConnection {
         let channel = NIOAsyncTestingChannel()
-        try await channel.testingEventLoop.executeInContext { try proxy.serve(channel) }
+        try await channel.testingEventLoop.executeInContext {
+            try proxy.serve(channel)
+            try channel.pipeline.syncOperations.addHandler(FileRegionCopier(), position: .first)
+        }
         try await channel.connect(to: client ?? SocketAddress(ipAddress: "127.0.0.1", port: 50_000))
         return ProxyConnection(channel: channel)
     }
@@ -65,13 +68,7 @@ public final class ProxyConnection: Sendable {
             case .byteBuffer(let buffer):
                 bytes += buffer.readableBytesView
             case .fileRegion(let region):
-                bytes += try region.fileHandle.withUnsafeFileDescriptor { descriptor in
-                    var chunk = [UInt8](repeating: 0, count: region.readableBytes)
-                    let count = chunk.withUnsafeMutableBytes {
-                        pread(descriptor, $0.baseAddress, region.readableBytes, off_t(region.readerIndex))
-                    }
-                    return Array(chunk.prefix(max(count, 0)))
-                }
+                bytes += try FileRegionCopier.bytes(of: region)
             }
         }
         return received.withLockedValue {
@@ -103,5 +100,36 @@ public final class ProxyConnection: Sendable {
     public func close() async {
         try? await channel.close()
         await channel.testingEventLoop.run()
+    }
+}
+
+/// Reads file regions the proxy writes into bytes as they are written, the way a socket sends
+/// them before the write completes: the proxy may let go of the file once its write is done.
+private final class FileRegionCopier: ChannelOutboundHandler {
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .fileRegion(let region) = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        do {
+            let bytes = try Self.bytes(of: region)
+            context.write(wrapOutboundOut(.byteBuffer(ByteBuffer(bytes: bytes))), promise: promise)
+        } catch {
+            promise?.fail(error)
+        }
+    }
+
+    /// The bytes of `region`, read at its offsets.
+    static func bytes(of region: FileRegion) throws -> [UInt8] {
+        try region.fileHandle.withUnsafeFileDescriptor { descriptor in
+            var chunk = [UInt8](repeating: 0, count: region.readableBytes)
+            let count = chunk.withUnsafeMutableBytes {
+                pread(descriptor, $0.baseAddress, region.readableBytes, off_t(region.readerIndex))
+            }
+            return Array(chunk.prefix(max(count, 0)))
+        }
     }
 }

@@ -21,7 +21,7 @@ extension HTTPCache {
         case completePart(CacheEntry, part: ContentRange, key: CacheKey, url: URL)
         /// A fresh answer the caller already holds encoded (``storedAnswer(for:url:bodyFilesFrom:sharing:)``):
         /// counted and recorded, not built again.
-        case answeredBefore(ReplayTerms, bodyInFile: Bool)
+        case answeredBefore(ReplayTerms, AnswerOffer)
     }
 
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
@@ -44,13 +44,13 @@ extension HTTPCache {
     /// known, leaving stored bodies of at least `minimumSize` bytes in their files when the store
     /// has verified them (``CacheResponse/Content/storedFile(_:range:)``).
     ///
-    /// A fresh answer to a request that asks nothing of it (no `Range`, no precondition) is
-    /// offered to `sharing` first, under its terms' identity and whether its body would go from
-    /// its file. When `sharing` returns `true` the caller sends what it holds: the hit is counted
-    /// and recorded, and neither head nor body is built.
+    /// A fresh answer to a request that asks nothing of it (no precondition; a `Range` only when
+    /// it is one range of a body sent from its file) is offered to `sharing` first
+    /// (``AnswerOffer``). When `sharing` returns `true` the caller sends what it holds: the hit
+    /// is counted and recorded, and neither head nor body is built.
     package func storedAnswer(
         for request: HTTPRequest, url: URL, bodyFilesFrom minimumSize: Int?,
-        sharing: (_ answer: ReplayTerms.AnswerIdentity, _ bodyInFile: Bool) -> Bool
+        sharing: (AnswerOffer) -> Bool
     ) -> StoredAnswer? {
         guard request.method == .get || request.method == .head,
             let step = withoutActuallyEscaping(
@@ -63,9 +63,9 @@ extension HTTPCache {
         case .answer(let response):
             count { $0.requests += 1 }
             return .built(response)
-        case .answeredBefore(let terms, let bodyInFile):
+        case .answeredBefore(let terms, let offer):
             count { $0.requests += 1 }
-            return .shared(terms, bodyInFile: bodyInFile)
+            return .shared(terms, offer)
         default:
             return nil
         }
@@ -75,9 +75,8 @@ extension HTTPCache {
     package enum StoredAnswer {
         /// A response built as ``storedResponse(for:mode:)`` builds it.
         case built(CacheResponse)
-        /// The answer the caller holds for these terms (its body from the entry's file when
-        /// `bodyInFile`).
-        case shared(ReplayTerms, bodyInFile: Bool)
+        /// The answer the caller holds for the offer it took, under these terms.
+        case shared(ReplayTerms, AnswerOffer)
     }
 
     /// One hop: the request path of the type's documentation.
@@ -116,7 +115,7 @@ extension HTTPCache {
     /// as hits, stale answers or blocks), trips to the origin are left to the caller.
     func plan(
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
-        sharing: ((ReplayTerms.AnswerIdentity, Bool) -> Bool)? = nil
+        sharing: ((AnswerOffer) -> Bool)? = nil
     ) throws -> Step {
         let configuration = self.configuration
         let policy = configuration.policy

@@ -63,30 +63,45 @@ extension HTTPCache {
 
     /// A fresh answer of `entry` that the caller already holds (`sharing` says so), counted and
     /// recorded as a hit; `nil` when the request asks something of the answer that makes it its
-    /// own (a range, a precondition), the entry is a part, or the caller does not hold it.
+    /// own (a precondition, a range other than one sent from the body file), the entry is a
+    /// part, or the caller does not hold it.
     func shareableAnswer(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, storeRevision: UInt64,
         bodyFilesFrom minimumSize: Int?, configuration: Configuration,
-        sharing: (ReplayTerms.AnswerIdentity, Bool) -> Bool
+        sharing: (AnswerOffer) -> Bool
     ) -> Step? {
-        guard entry.stored.response.status.code != 206, !Self.asksOfTheAnswer(request) else { return nil }
+        guard entry.stored.response.status.code != 206 else { return nil }
         let isHead = request.method == .head
-        // As serveStored decides it for a whole body.
-        let bodyInFile =
-            !isHead && entry.bodySize > 0 && minimumSize.map { entry.bodySize >= $0 } == true
-            && store.hasVerifiedBodyFile(entry)
+        let offer: (bodyInFile: Bool, range: Range<Int>?)
+        if Self.asksOfTheAnswer(request) {
+            // As serveStored answers one range of a body it sends from the file.
+            guard let minimumSize, Self.asksOnlyForRange(request),
+                case .partial(let pieces) = configuration.rules.rangeAnswer(
+                    to: request, stored: entry.stored, length: entry.bodySize),
+                pieces.count == 1, pieces[0].count >= minimumSize, store.hasVerifiedBodyFile(entry)
+            else { return nil }
+            offer = (true, pieces[0])
+        } else {
+            // As serveStored decides it for a whole body.
+            offer = (
+                !isHead && entry.bodySize > 0 && minimumSize.map { entry.bodySize >= $0 } == true
+                    && store.hasVerifiedBodyFile(entry), nil
+            )
+        }
+        let bytes = offer.range?.count ?? (isHead ? 0 : entry.bodySize)
         guard
             let terms = replayTerms(
-                of: entry, url: url, bytesFromCache: isHead ? 0 : entry.bodySize, storeRevision: storeRevision,
-                now: now, configuration: configuration),
-            sharing(terms.answerIdentity, bodyInFile)
+                of: entry, url: url, bytesFromCache: bytes, storeRevision: storeRevision, now: now,
+                configuration: configuration)
         else { return nil }
+        let answer = AnswerOffer(identity: terms.answerIdentity, bodyInFile: offer.bodyInFile, range: offer.range)
+        guard sharing(answer) else { return nil }
         count {
             $0.hits += 1
-            $0.bytesFromCache += terms.bytesFromCache
+            $0.bytesFromCache += bytes
         }
         store.recordAccess(entry, at: now)
-        return .answeredBefore(terms, bodyInFile: bodyInFile)
+        return .answeredBefore(terms, answer)
     }
 
     /// Whether `request` has a field that makes its answer its own: `Range` or a precondition
@@ -95,5 +110,13 @@ extension HTTPCache {
         let fields = request.headerFields
         return fields.contains(.range) || fields.contains(.ifNoneMatch) || fields.contains(.ifModifiedSince)
             || fields.contains(.ifMatch) || fields.contains(.ifUnmodifiedSince) || fields.contains(.ifRange)
+    }
+
+    /// Whether what `request` asks of the answer is a `Range` (with or without `If-Range`) and
+    /// no precondition.
+    static func asksOnlyForRange(_ request: HTTPRequest) -> Bool {
+        let fields = request.headerFields
+        return fields.contains(.range) && !fields.contains(.ifNoneMatch) && !fields.contains(.ifModifiedSince)
+            && !fields.contains(.ifMatch) && !fields.contains(.ifUnmodifiedSince)
     }
 }
