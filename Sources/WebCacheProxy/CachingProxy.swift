@@ -49,6 +49,10 @@ public final class CachingProxy: Sendable {
     let wireFileDirectory: String
     /// Reverse mode: the upstream's `host[:port]`.
     let upstreamAuthority: String?
+    /// Reverse mode: the upstream's scheme.
+    let upstreamScheme: String?
+    /// This proxy's `Via` entry for HTTP/1.1 and for HTTP/1.0 requests.
+    let viaEntries: (http11: String, http10: String)
 
     /// The event loops connections are served on.
     let group: any EventLoopGroup
@@ -75,6 +79,8 @@ public final class CachingProxy: Sendable {
         self.upstreamAuthority = configuration.upstream.flatMap { upstream in
             upstream.host.map { HTTPURLs.authority(host: $0, port: upstream.port) }
         }
+        self.upstreamScheme = configuration.upstream?.scheme
+        self.viaEntries = ("1.1 \(configuration.viaName)", "1.0 \(configuration.viaName)")
     }
 
     /// The port the proxy listens on, once ``run()`` has bound it.

@@ -12,6 +12,9 @@ struct HTTPURLsTests {
             ("http://[::1]:8080/x", true, true), ("ftp://example.com/", false, false),
             ("mailto:a@example.com", false, false),
             ("/relative", false, false), ("http:///no-host", true, false),
+            ("HtTpS://example.com/", true, true), ("httpx://example.com/", false, false),
+            ("htt://example.com/", false, false), ("hTTp+x://example.com/", false, false),
+            ("h-tp://example.com/", false, false),
         ])
     func httpURLs(text: String, isHTTP: Bool, isAbsolute: Bool) throws {
         let url = try #require(URL(string: text))

@@ -9,8 +9,20 @@ import Foundation
 package enum HTTPURLs {
     /// Whether `url` has the `http` or `https` scheme (in any case).
     package static func isHTTP(_ url: URL) -> Bool {
-        guard let scheme = url.scheme?.lowercased() else { return false }
-        return scheme == "http" || scheme == "https"
+        guard let scheme = url.scheme else { return false }
+        return equalsLowercase(scheme, "http") || equalsLowercase(scheme, "https")
+    }
+
+    /// Whether `text` is `lowercase` in any case of its ASCII letters, without making a
+    /// lowercased copy. `lowercase` holds lowercase letters only.
+    static func equalsLowercase(_ text: String, _ lowercase: StaticString) -> Bool {
+        let bytes = text.utf8
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        return lowercase.withUTF8Buffer { expected in
+            // Setting bit 5 lowercases an ASCII capital and leaves a lowercase letter alone; no
+            // other byte becomes a lowercase letter by it.
+            bytes.elementsEqual(expected) { $0 | 0x20 == $1 }
+        }
     }
 
     /// Whether `url` is an absolute `http` or `https` URL with a host.

@@ -10,6 +10,8 @@ import Foundation
 extension CachePolicy {
     /// Whether `request` is blocked (answered empty, never fetched).
     public func blocks(_ url: URL) -> Bool {
+        // Reading the host costs more than the rest when nothing is blocked.
+        guard !block.hostSuffixes.isEmpty || !block.urlPatterns.isEmpty else { return false }
         let host = url.host ?? ""
         return block.hostSuffixes.contains { URLPattern.hostMatches(host, suffix: $0) }
             || block.urlPatterns.contains { $0.matches(url.absoluteString) }

@@ -64,7 +64,8 @@ extension CachingProxy {
             }
             target = reverse.url
             request = HTTPRequest(
-                method: method, scheme: upstream.scheme, authority: upstreamAuthority, path: reverse.path)
+                method: method, scheme: upstreamScheme ?? upstream.scheme, authority: upstreamAuthority,
+                path: reverse.path)
         } else {
             guard let forward = forwardTarget(head.uri) else {
                 return .answered(.error(400, "cannot route \(head.uri): forward mode needs an absolute http URL"))
@@ -294,7 +295,12 @@ extension CachingProxy {
     }
 
     func appendingVia(_ existing: String?, version: HTTPVersion) -> String {
-        let entry = "\(version.major).\(version.minor) \(configuration.viaName)"
+        let entry =
+            switch (version.major, version.minor) {
+            case (1, 1): viaEntries.http11
+            case (1, 0): viaEntries.http10
+            default: "\(version.major).\(version.minor) \(configuration.viaName)"
+            }
         return existing.map { "\($0), \(entry)" } ?? entry
     }
 }

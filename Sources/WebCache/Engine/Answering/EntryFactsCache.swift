@@ -9,18 +9,26 @@ import WebCacheStore
 /// (new times) or a new entry that happens to reuse an identity gets new facts. When full, the
 /// table starts again empty, which costs one parse per entry served next.
 final class EntryFactsCache: Sendable {
-    private struct Item {
-        var requestTime: Double
-        var responseTime: Double
-        var facts: StoredFacts
+    /// A class, so that taking one out of the table costs one retain, not one per field.
+    private final class Item: Sendable {
+        let requestTime: Double
+        let responseTime: Double
+        let facts: StoredFacts
         /// The head a fresh answer starts from (``servingHead(of:rules:)``), once asked for.
-        var servingHead: ServingHead?
+        let servingHead: ServingHead?
+
+        init(requestTime: Double, responseTime: Double, facts: StoredFacts, servingHead: ServingHead? = nil) {
+            self.requestTime = requestTime
+            self.responseTime = responseTime
+            self.facts = facts
+            self.servingHead = servingHead
+        }
     }
 
     /// The stored head as it is served: hop-by-hop fields removed, `Accept-Ranges: bytes` added
     /// to a 200 or 206 without it, and an `Age` field at `agePosition` whose value each answer
     /// sets (RFC 9111 §4, §5.1).
-    struct ServingHead {
+    struct ServingHead: Sendable {
         var response: HTTPResponse
         var agePosition: Int
     }
@@ -36,7 +44,7 @@ final class EntryFactsCache: Sendable {
     /// The head a fresh answer from `entry` starts from, worked out at most once per entry:
     /// `rules.headForServing(_:age:)` with `Accept-Ranges` for a 200 or 206, the age to be set.
     func servingHead(of entry: CacheEntry, rules: CacheRules) -> ServingHead {
-        var item = item(of: entry, rules: rules)
+        let item = item(of: entry, rules: rules)
         if let head = item.servingHead { return head }
         var response = rules.headForServing(entry.stored, age: 0)
         if response.status.code == 200 || response.status.code == 206, response.headerFields[.acceptRanges] == nil {
@@ -46,8 +54,9 @@ final class EntryFactsCache: Sendable {
         if !response.headerFields.contains(.age) { response.headerFields.append(HTTPField(name: .age, value: "0")) }
         let agePosition = response.headerFields.firstIndex { $0.name == .age } ?? response.headerFields.count - 1
         let head = ServingHead(response: response, agePosition: agePosition)
-        item.servingHead = head
-        items.withLock { $0[entry.id] = item }
+        let withHead = Item(
+            requestTime: item.requestTime, responseTime: item.responseTime, facts: item.facts, servingHead: head)
+        items.withLock { $0[entry.id] = withHead }
         return head
     }
 
