@@ -73,6 +73,38 @@ struct SwiftNIOOriginTests {
         }
     }
 
+    @Test(
+        "a PUT or DELETE on a kept-alive connection the origin closes unanswered is sent again on a new one; a POST is not"
+    )
+    func idempotentRetry() async throws {
+        try await Self.withOrigin { origin, client in
+            let attempts = NIOLockedValueBox([String: Int]())
+            origin.route("/k") { _ in .text("kept") }
+            for path in ["/put", "/delete", "/post"] {
+                origin.route(path) { request in
+                    let attempt = attempts.withLockedValue { counts -> Int in
+                        counts[path, default: 0] += 1
+                        return counts[path]!
+                    }
+                    // The first attempt meets a server closing the connection it came on.
+                    return attempt == 1
+                        ? TestOrigin.Response(hangUp: true) : .text("\(request.method) \(request.body.count)")
+                }
+            }
+            for (path, method) in [("/put", HTTPRequest.Method.put), ("/delete", .delete)] {
+                _ = try await client.fetch(Self.get(origin.url("/k")), body: nil)  // a kept-alive connection
+                let answer = try await client.fetch(Self.get(origin.url(path), method: method), body: Data("abc".utf8))
+                #expect(answer.body == Data("\(method.rawValue) 3".utf8))
+                #expect(origin.count(path) == 2, "\(method.rawValue): the first attempt and the one retry")
+            }
+            _ = try await client.fetch(Self.get(origin.url("/k")), body: nil)
+            await #expect(throws: OriginError.self) {
+                try await client.fetch(Self.get(origin.url("/post"), method: .post), body: Data("abc".utf8))
+            }
+            #expect(origin.count("/post") == 1, "a POST is never sent twice unasked")
+        }
+    }
+
     @Test("bodies: chunked read whole, none for HEAD, 204 and 304; a POST carries its body with Content-Length")
     func bodies() async throws {
         try await Self.withOrigin { origin, client in

@@ -98,9 +98,12 @@ public final class SwiftNIOOrigin: OriginFetching {
         if let kept = pool.take(endpoint, preferring: loop) {
             do {
                 return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, url: url, interim: interim)
-            } catch  where (request.method == .get || request.method == .head) && Self.connectionDropped(error) {
-                // The origin closed the kept-alive connection as the request went out: the one
-                // retry that helps, on a new connection (browsers do the same).
+            } catch  where Self.isIdempotent(request.method) && Self.connectionDropped(error) {
+                // The origin closed the kept-alive connection as the request went out (a server's
+                // keep-alive timeout, often 5 s, racing the reuse): the one retry that helps, on a
+                // new connection. Only an idempotent method may be sent again unasked (RFC 9110
+                // §9.2.2); a POST that met a closing connection fails, as it may have been
+                // acted on.
             } catch {
                 throw Self.classify(error, url: url, receiving: false)
             }
@@ -197,6 +200,15 @@ public final class SwiftNIOOrigin: OriginFetching {
     }
 
     /// Whether a kept-alive connection was closed or reset under a request, before any answer.
+    /// GET, HEAD, PUT, DELETE, OPTIONS and TRACE: methods whose request may be sent again
+    /// after a connection failure (RFC 9110 §9.2.2).
+    static func isIdempotent(_ method: HTTPRequest.Method) -> Bool {
+        switch method {
+        case .get, .head, .put, .delete, .options, .trace: true
+        default: false
+        }
+    }
+
     static func connectionDropped(_ error: any Error) -> Bool {
         if case OriginExchangeHandler.Failure.closedBeforeHead = error { return true }
         return ConnectionErrors.dropped(error)
