@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Range requests answered from the cache, as a video player seeking makes them: WebCache's proxy
 # (reverse mode) beside nginx's proxy_cache, both in front of the same static nginx origin
-# serving a 1 MB and a 16 MB object (Cache-Control: max-age=3600, ETag). Both caches are warmed with
+# serving a 1 MB, an 8 MB and a 16 MB object (Cache-Control: max-age=3600, ETag). Both caches are warmed with
 # a whole GET; during the runs the origin must see no request (every range a hit). wrk drives
 # CONNS connections for DURATION seconds per row with a Lua script per kind of range:
 #   seek64k   bytes=N-(N+65535) at a random N of the 1 MB object (a player's chunk)
+#   seek8m    bytes=N-(N+65535) at a random N of the 8 MB object (the same chunk of a longer video)
 #   tail      bytes=N- at a random N of the 1 MB object (a seek, then play to the end)
 #   seek16m   bytes=N-(N+262143) at a random N of the 16 MB object (large media)
 #   multi     bytes=0-99,5000-5099,900000-900099 (multipart/byteranges)
@@ -25,6 +26,7 @@ bin=${BINARY:-$bin}
 mkdir -p "$work/www" "$work/nginx-cache"
 chmod 755 "$work" "$work/www"; chmod 777 "$work/nginx-cache"
 head -c 1048576 /dev/urandom >"$work/www/1m.bin"
+head -c 8388608 /dev/urandom >"$work/www/8m.bin"
 head -c 16777216 /dev/urandom >"$work/www/16m.bin"
 cat >"$work/origin.conf" <<CONF
 worker_processes 1;
@@ -66,7 +68,7 @@ taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' & front_master=$!; pid
 taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen 127.0.0.1:9703 --upstream http://127.0.0.1:9701 --threads 1 >"$work/webcache.log" 2>&1 &
 webcache_pid=$!; pids+=($webcache_pid)
 for _ in $(seq 100); do curl -sf -o /dev/null http://127.0.0.1:9702/1m.bin && curl -sf -o /dev/null http://127.0.0.1:9703/1m.bin && break; sleep 0.1; done
-for port in 9702 9703; do for object in 1m 16m; do for _ in 1 2; do curl -sf -o /dev/null "http://127.0.0.1:$port/$object.bin"; done; done; done
+for port in 9702 9703; do for object in 1m 8m 16m; do for _ in 1 2; do curl -sf -o /dev/null "http://127.0.0.1:$port/$object.bin"; done; done; done
 sleep 1
 # Each cache answers a range with 206 and the right bytes.
 for port in 9702 9703; do
@@ -79,6 +81,7 @@ hz=$(getconf CLK_TCK)
 script() { # kind → a wrk Lua script
   case $1 in
     seek64k) echo 'request = function() local s = math.random(0, 1048576 - 65536); return wrk.format("GET", "/1m.bin", {["Range"] = "bytes=" .. s .. "-" .. (s + 65535)}) end' ;;
+    seek8m) echo 'request = function() local s = math.random(0, 8388608 - 65536); return wrk.format("GET", "/8m.bin", {["Range"] = "bytes=" .. s .. "-" .. (s + 65535)}) end' ;;
     tail) echo 'request = function() local s = math.random(0, 1048575); return wrk.format("GET", "/1m.bin", {["Range"] = "bytes=" .. s .. "-"}) end' ;;
     seek16m) echo 'request = function() local s = math.random(0, 16777216 - 262144); return wrk.format("GET", "/16m.bin", {["Range"] = "bytes=" .. s .. "-" .. (s + 262143)}) end' ;;
     multi) echo 'request = function() return wrk.format("GET", "/1m.bin", {["Range"] = "bytes=0-99,5000-5099,900000-900099"}) end' ;;
@@ -87,7 +90,7 @@ script() { # kind → a wrk Lua script
 echo "| kind | nginx req/s · µs/req · p99 | WebCache req/s · µs/req · p99 | WebCache / nginx |"
 echo "| --- | --- | --- | --- |"
 origin_before=$(wc -l <"$work/origin-access.log")
-for kind in seek64k tail seek16m multi; do
+for kind in seek64k seek8m tail seek16m multi; do
   script "$kind" >"$work/$kind.lua"
   declare -A rate cpu p99
   for name in nginx webcache; do
