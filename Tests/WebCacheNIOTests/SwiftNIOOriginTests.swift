@@ -105,6 +105,29 @@ struct SwiftNIOOriginTests {
         }
     }
 
+    @Test(
+        "a POST takes a kept-alive connection only if it was idle under 2 s (one idle longer may be closing); a GET takes any"
+    )
+    func postAvoidsLongIdleConnections() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/k") { _ in .text("kept") }
+            origin.route("/post") { request in .text("got \(request.body.count)") }
+            _ = try await client.fetch(Self.get(origin.url("/k")), body: nil)
+            #expect(origin.connectionsAccepted == 1)
+            try await Task.sleep(for: .milliseconds(2200))
+            let post = try await client.fetch(Self.get(origin.url("/post"), method: .post), body: Data("abc".utf8))
+            #expect(post.body == Data("got 3".utf8))
+            #expect(origin.connectionsAccepted == 2, "a new connection, not the one idle for 2.2 s")
+            // The connection goes back to the pool once its exchange is done, just after the answer.
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await client.fetch(Self.get(origin.url("/post"), method: .post), body: Data("abc".utf8))
+            #expect(origin.connectionsAccepted == 2, "the connection the last POST used, idle for a moment")
+            _ = try await client.fetch(Self.get(origin.url("/k")), body: nil)
+            _ = try await client.fetch(Self.get(origin.url("/k")), body: nil)
+            #expect(origin.connectionsAccepted == 2, "GETs take kept connections however long idle")
+        }
+    }
+
     @Test("bodies: chunked read whole, none for HEAD, 204 and 304; a POST carries its body with Content-Length")
     func bodies() async throws {
         try await Self.withOrigin { origin, client in

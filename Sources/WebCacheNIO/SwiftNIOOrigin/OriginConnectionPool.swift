@@ -26,16 +26,20 @@ final class OriginConnectionPool: Sendable {
     }
 
     /// An idle connection to `endpoint`, one on `loop` if there is one; `nil` when none is left.
-    func take(_ endpoint: OriginEndpoint, preferring loop: (any EventLoop)?) -> OriginConnection? {
+    /// With `idleAtMost`, only one given back that recently (others stay for other requests).
+    func take(
+        _ endpoint: OriginEndpoint, preferring loop: (any EventLoop)?, idleAtMost: TimeAmount? = nil
+    ) -> OriginConnection? {
         let now = NIODeadline.now()
         var expired: [OriginConnection] = []
         let taken = idle.withLockedValue { table -> OriginConnection? in
             guard var connections = table[endpoint] else { return nil }
             defer { table[endpoint] = connections.isEmpty ? nil : connections }
             expired = removeExpired(from: &connections, now: now)
+            let recent = { (idle: Idle) in idleAtMost.map { now - idle.since <= $0 } ?? true }
             let index =
-                connections.lastIndex { loop != nil && $0.connection.channel.eventLoop === loop! }
-                ?? connections.indices.last
+                connections.lastIndex { recent($0) && loop != nil && $0.connection.channel.eventLoop === loop! }
+                ?? connections.lastIndex(where: recent)
             guard let index else { return nil }
             return connections.remove(at: index).connection
         }

@@ -95,10 +95,13 @@ public final class SwiftNIOOrigin: OriginFetching {
         let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body?.count)
         let bytes = body.map { ByteBuffer(bytes: $0) }
         let loop = MultiThreadedEventLoopGroup.currentEventLoop
-        if let kept = pool.take(endpoint, preferring: loop) {
+        let idempotent = Self.isIdempotent(request.method)
+        if let kept = pool.take(
+            endpoint, preferring: loop, idleAtMost: idempotent ? nil : Self.reuseForOtherMethodsWithin)
+        {
             do {
                 return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, url: url, interim: interim)
-            } catch  where Self.isIdempotent(request.method) && Self.connectionDropped(error) {
+            } catch  where idempotent && Self.connectionDropped(error) {
                 // The origin closed the kept-alive connection as the request went out (a server's
                 // keep-alive timeout, often 5 s, racing the reuse): the one retry that helps, on a
                 // new connection. Only an idempotent method may be sent again unasked (RFC 9110
@@ -200,6 +203,11 @@ public final class SwiftNIOOrigin: OriginFetching {
     }
 
     /// Whether a kept-alive connection was closed or reset under a request, before any answer.
+    /// How long a kept-alive connection may have been idle to carry a request that cannot be
+    /// sent again (a POST): well inside the keep-alive timeout of common servers (5 s for Node
+    /// and Apache), so that the origin is not closing it as the request goes out.
+    static let reuseForOtherMethodsWithin = TimeAmount.seconds(2)
+
     /// GET, HEAD, PUT, DELETE, OPTIONS and TRACE: methods whose request may be sent again
     /// after a connection failure (RFC 9110 §9.2.2).
     static func isIdempotent(_ method: HTTPRequest.Method) -> Bool {
