@@ -121,8 +121,10 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         case .end:
             timer?.cancel()
             self.exchange = nil
-            exchange.body.finish()
+            // The connection goes back to the pool before the reader learns the body is whole, so
+            // that a request it sends next finds it there.
             exchange.finished(keepAlive)
+            exchange.body.finish()
         }
     }
 
