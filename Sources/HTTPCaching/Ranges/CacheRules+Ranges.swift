@@ -64,7 +64,7 @@ extension CacheRules {
         var partial = head
         partial.status = .partialContent
         if ranges.count == 1 {
-            partial.headerFields[.contentRange] = "bytes \(ranges[0].lowerBound)-\(ranges[0].upperBound - 1)/\(length)"
+            partial.headerFields[.contentRange] = ContentRange(range: ranges[0], completeLength: length).description
         } else {
             partial.headerFields[.contentRange] = nil
             partial.headerFields[.contentType] = "multipart/byteranges; boundary=\(boundary)"
@@ -94,7 +94,7 @@ extension CacheRules {
         for (range, bytes) in parts {
             var head = "\r\n--\(boundary)\r\n"
             if let contentType { head += "Content-Type: \(contentType)\r\n" }
-            head += "Content-Range: bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)\r\n\r\n"
+            head += "Content-Range: \(ContentRange(range: range, completeLength: length))\r\n\r\n"
             body.append(contentsOf: head.utf8)
             body.append(bytes)
         }

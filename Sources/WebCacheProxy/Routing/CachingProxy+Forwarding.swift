@@ -58,14 +58,13 @@ extension CachingProxy {
             }
             target = url
             request = HTTPRequest(method: method, url: url)
-        } else if let upstream = configuration.upstream {
+        } else if configuration.upstream != nil {
             guard let reverse = reverseTarget(head.uri) else {
                 return .answered(.error(400, "cannot route \(head.uri): invalid target"))
             }
             target = reverse.url
             request = HTTPRequest(
-                method: method, scheme: upstreamScheme ?? upstream.scheme, authority: upstreamAuthority,
-                path: reverse.path)
+                method: method, scheme: upstreamScheme, authority: upstreamAuthority, path: reverse.path)
         } else {
             guard let forward = forwardTarget(head.uri) else {
                 return .answered(.error(400, "cannot route \(head.uri): forward mode needs an absolute http URL"))
@@ -135,7 +134,7 @@ extension CachingProxy {
                 var head = allocator.buffer(capacity: fields.readableBytes + 96)
                 head.writeImmutableBuffer(fields)
                 head.writeResponseHeadEnd(
-                    contentRange: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)",
+                    contentRange: ContentRange(range: range, completeLength: length).description,
                     framing: .length(range.count), persistence: persistence)
                 // A range is not replayed (``remember(_:terms:status:for:in:)``): no terms.
                 return (.headThenFile(head, file), nil, kept.status)

@@ -67,7 +67,4 @@ final class OpenBodyFiles: Sendable {
             return dropped
         }
     }
-
-    /// How many files are held open.
-    var count: Int { files.withLock { $0.count } }
 }

@@ -108,15 +108,20 @@ extension HTTPCache {
     /// (RFC 9110 §13.1, §14.2).
     static func asksOfTheAnswer(_ request: HTTPRequest) -> Bool {
         let fields = request.headerFields
-        return fields.contains(.range) || fields.contains(.ifNoneMatch) || fields.contains(.ifModifiedSince)
-            || fields.contains(.ifMatch) || fields.contains(.ifUnmodifiedSince) || fields.contains(.ifRange)
+        return fields.contains(.range) || fields.contains(.ifRange) || hasPrecondition(request)
     }
 
     /// Whether what `request` asks of the answer is a `Range` (with or without `If-Range`) and
     /// no precondition.
     static func asksOnlyForRange(_ request: HTTPRequest) -> Bool {
+        request.headerFields.contains(.range) && !hasPrecondition(request)
+    }
+
+    /// Whether `request` has `If-None-Match`, `If-Modified-Since`, `If-Match` or
+    /// `If-Unmodified-Since` (RFC 9110 §13.1).
+    private static func hasPrecondition(_ request: HTTPRequest) -> Bool {
         let fields = request.headerFields
-        return fields.contains(.range) && !fields.contains(.ifNoneMatch) && !fields.contains(.ifModifiedSince)
-            && !fields.contains(.ifMatch) && !fields.contains(.ifUnmodifiedSince)
+        return fields.contains(.ifNoneMatch) || fields.contains(.ifModifiedSince) || fields.contains(.ifMatch)
+            || fields.contains(.ifUnmodifiedSince)
     }
 }
