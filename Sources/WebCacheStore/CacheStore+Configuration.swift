@@ -18,7 +18,9 @@ extension CacheStore {
         /// take on the heap (an estimate counted per header field); 0 turns the memory tier off.
         public var memoryCapacity: Int
         /// Bytes of bodies kept on disk. Past it, least recently used unpinned entries are
-        /// removed down to ``trimRatio`` of it in one pass. Pinned entries count but are never
+        /// removed at once down to it, then on down to ``trimRatio`` of it a batch with each
+        /// store that follows (at most 64 entries each, so that no store waits long;
+        /// ``CacheStore/trim()`` goes down in one pass). Pinned entries count but are never
         /// evicted.
         public var diskCapacity: Int
         /// The largest body stored. A larger response is still served to its requester by the

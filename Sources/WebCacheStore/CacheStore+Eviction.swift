@@ -3,7 +3,7 @@ import GRDB
 extension CacheStore {
     /// Evicts least-recently-used unpinned entries if the namespace holds more than
     /// ``Configuration/diskCapacity`` bytes, down to ``Configuration/trimRatio`` of it in one
-    /// pass. Returns how many entries went. Runs by itself after every store.
+    /// pass. Returns how many entries went. Stores evict by themselves, at most 64 entries each.
     @discardableResult
     public func trim() throws -> Int {
         let pending = drainAccesses()
@@ -21,26 +21,49 @@ extension CacheStore {
     static let notInManifest =
         "NOT EXISTS (SELECT 1 FROM manifestMember m WHERE m.namespace = entry.namespace AND m.url = entry.url)"
 
+    /// How many entries a transaction that stores new ones evicts on its way from the capacity
+    /// down to the trim target (more when it stores more than half as many). Whatever takes the
+    /// store back under ``Configuration/diskCapacity`` goes at once; the way on down to the
+    /// target goes a batch per transaction, so the transactions the misses in flight wait for
+    /// stay short, where one pass over a fifth of the capacity (thousands of entries, their files
+    /// unlinked) held them for most of a second.
+    package static let evictionsPerTransaction = 64
+
     /// Inside a write transaction: deletes the oldest unpinned rows until the namespace is back
-    /// under its trim target, and returns them (their files are deleted after the commit).
-    func evictLeastRecentlyUsed(in db: Database) throws -> [RemovedRow] {
+    /// under its trim target — once under the capacity, at most `limit` of them, the rest in the
+    /// transactions that follow (``evictionsPerTransaction``) — and returns them (their files are
+    /// deleted after the commit).
+    func evictLeastRecentlyUsed(in db: Database, atMost limit: Int = .max) throws -> [RemovedRow] {
         let bytes =
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0
-        guard bytes > configuration.diskCapacity else { return [] }
-        var excess = bytes - Int(Double(configuration.diskCapacity) * configuration.trimRatio)
+        let target = Int(Double(configuration.diskCapacity) * configuration.trimRatio)
+        let trimming = self.trimming.withLock { trimming in
+            if bytes > configuration.diskCapacity { trimming = true }
+            if bytes <= target { trimming = false }
+            return trimming
+        }
+        guard trimming else { return [] }
+        let overCapacity = bytes - configuration.diskCapacity
+        let excess = bytes - target
+        var freed = 0
+        var exhausted = false
         var victims: [RemovedRow] = []
         let cursor = try Row.fetchCursor(
             db,
             sql:
                 "SELECT \(RemovedRow.columns), bodySize FROM entry WHERE namespace = ? AND pinned = 0 AND \(Self.notInManifest) ORDER BY lastAccess",
             arguments: [namespace])
-        while excess > 0, let row = try cursor.next() {
+        while freed < excess, victims.count < limit || freed < overCapacity {
+            guard let row = try cursor.next() else {
+                exhausted = true
+                break
+            }
             victims.append(
                 RemovedRow(
                     id: row["id"], method: row["method"], url: row["url"], host: row["host"], bodyFile: row["bodyFile"])
             )
-            excess -= row["bodySize"] as Int
+            freed += row["bodySize"] as Int
         }
         for chunk in victims.map(\.id).chunked(into: 500) {
             try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
@@ -48,6 +71,9 @@ extension CacheStore {
         if !victims.isEmpty {
             logger.debug("evicted \(victims.count) entries to stay under \(configuration.diskCapacity) bytes")
         }
+        // Down to the target, or nothing evictable is left (pinned, in manifests): done until the
+        // capacity is passed again.
+        if freed >= excess || exhausted { self.trimming.withLock { $0 = false } }
         return victims
     }
 }

@@ -20,7 +20,8 @@ extension CacheStore {
                         removed += try replaceRow(row, in: db)
                         ids.append(db.lastInsertedRowID)
                     }
-                    removed += try evictLeastRecentlyUsed(in: db)
+                    removed += try evictLeastRecentlyUsed(
+                        in: db, atMost: max(Self.evictionsPerTransaction, 2 * rows.count))
                     return (ids, removed)
                 }
             }

@@ -66,6 +66,9 @@ public final class CacheStore: Sendable {
     let verifiedBodies = Locked(Set<Int64>())
     /// Verified body files kept open for sending.
     let openBodies = OpenBodyFiles()
+    /// Eviction has passed the capacity and goes on, a batch per new-entry transaction, until it
+    /// is down to the trim target.
+    let trimming = Locked(false)
     private let lockFile: Int32
 
     var namespace: String { configuration.namespace }

@@ -31,6 +31,61 @@ struct EvictionTests {
         }
     }
 
+    /// A store in `directory` holding `count` entries of 1,000 bytes, filled with room to spare.
+    static func fill(_ directory: URL, clock: TestClock, count: Int) throws {
+        let roomy = try CacheStore(configuration: .test(directory, clock: clock, disk: 10 << 20))
+        for index in 0..<count {
+            clock.advance(1)
+            try roomy.store(Entries.make("https://example.com/\(index)"), body: Entries.body(1000))
+        }
+    }
+
+    @Test(
+        "past the capacity, a store evicts at once what takes it back under, whatever the count; then on down to the target"
+    )
+    func backUnderCapacityAtOnce() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            let count = 2 * CacheStore.evictionsPerTransaction + 20
+            try Self.fill(directory, clock: clock, count: count)
+            let store = try CacheStore(configuration: .test(directory, clock: clock, disk: 10_000))
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/new-1"), body: Entries.body(1000))
+            #expect(try store.statistics().diskBytes == 10_000, "back under the capacity in one store")
+            #expect(try store.lookup(Entries.key("https://example.com/\(count - 10)")).isEmpty, "the oldest first")
+            #expect(try !store.lookup(Entries.key("https://example.com/\(count - 9)")).isEmpty)
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/new-2"), body: Entries.body(1000))
+            #expect(try store.statistics().diskBytes == 8000, "then down to the target")
+        }
+    }
+
+    @Test(
+        "from the capacity down to the target, each store evicts a batch of least recently used entries; at the target, none"
+    )
+    func batchedTrim() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            let batch = CacheStore.evictionsPerTransaction
+            try Self.fill(directory, clock: clock, count: 150)
+            // 151,000 bytes after the next store, 500 over the capacity; the target is 75,250.
+            var configuration = CacheStore.Configuration.test(directory, clock: clock, disk: 150_500)
+            configuration.trimRatio = 0.5
+            let store = try CacheStore(configuration: configuration)
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/new-1"), body: Entries.body(1000))
+            #expect(try store.statistics().diskBytes == 151_000 - batch * 1000, "one batch went")
+            #expect(try store.lookup(Entries.key("https://example.com/\(batch - 1)")).isEmpty, "the oldest first")
+            #expect(try !store.lookup(Entries.key("https://example.com/\(batch)")).isEmpty)
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/new-2"), body: Entries.body(1000))
+            #expect(try store.statistics().diskBytes == 75_000, "on down to the target, under the capacity")
+            clock.advance(1)
+            try store.store(Entries.make("https://example.com/new-3"), body: Entries.body(1000))
+            #expect(try store.statistics().diskBytes == 76_000, "at the target, a store evicts nothing")
+        }
+    }
+
     @Test("pinned groups survive eviction and go only when removed explicitly")
     func pinned() async throws {
         try await TemporaryDirectory.with { directory in

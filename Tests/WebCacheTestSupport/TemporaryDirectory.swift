@@ -12,9 +12,14 @@ public struct TemporaryDirectory: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    /// Deletes the directory and everything in it.
+    /// Deletes the directory and everything in it. A file the store removes itself while this
+    /// walks the tree (a temporary body file let go) fails the walk: it is tried again, so that
+    /// no test leaves its cache behind.
     public func remove() {
-        try? FileManager.default.removeItem(at: url)
+        for _ in 0..<5 {
+            if (try? FileManager.default.removeItem(at: url)) != nil { return }
+            if !FileManager.default.fileExists(atPath: url.path) { return }
+        }
     }
 
     /// Runs `body` with a fresh directory and removes it afterwards.
