@@ -51,6 +51,8 @@ public final class CachingProxy: Sendable {
     let upstreamAuthority: String?
     /// Reverse mode: the upstream's scheme.
     let upstreamScheme: String?
+    /// Reverse mode: the upstream URL without a trailing `/`, which request paths follow.
+    let upstreamPrefix: String?
     /// This proxy's `Via` entry for HTTP/1.1 and for HTTP/1.0 requests.
     let viaEntries: (http11: String, http10: String)
 
@@ -80,6 +82,10 @@ public final class CachingProxy: Sendable {
             upstream.host.map { HTTPURLs.authority(host: $0, port: upstream.port) }
         }
         self.upstreamScheme = configuration.upstream?.scheme
+        self.upstreamPrefix = configuration.upstream.map {
+            let text = $0.absoluteString
+            return text.hasSuffix("/") ? String(text.dropLast()) : text
+        }
         self.viaEntries = ("1.1 \(configuration.viaName)", "1.0 \(configuration.viaName)")
     }
 

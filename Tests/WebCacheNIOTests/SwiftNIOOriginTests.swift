@@ -188,6 +188,60 @@ struct SwiftNIOOriginTests {
     }
 
     @Test(
+        "origins on one host and different ports each get their own requests, asked in turn (endpoints are remembered)")
+    func endpointsByAuthority() async throws {
+        try await Self.withOrigin { first, client in
+            let second = TestOrigin()
+            try await second.start()
+            await withCleanup({ try? await second.stop() }) {
+                first.route("/who") { _ in .text("first") }
+                second.route("/who") { _ in .text("second") }
+                for _ in 0..<2 {
+                    let one = try? await client.fetch(Self.get(first.url("/who")), body: nil)
+                    let two = try? await client.fetch(Self.get(second.url("/who")), body: nil)
+                    #expect(one?.body == Data("first".utf8) && two?.body == Data("second".utf8))
+                }
+                #expect(first.requests(to: "/who").count == 2 && second.requests(to: "/who").count == 2)
+            }
+        }
+    }
+
+    @Test(
+        "the time limit runs from the last bytes: a body trickling in pauses shorter than it arrives whole, however long it takes; one longer pause fails it"
+    )
+    func bodyTimeLimit() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .milliseconds(400))
+        await withCleanup({
+            try? await client.shutdown()
+            try? await origin.stop()
+        }) {
+            let body = Data((0..<4000).map { UInt8(truncatingIfNeeded: $0) })
+            origin.route("/trickle") { _ in
+                var response = TestOrigin.Response(body: body)
+                (response.pauseAfter, response.pause, response.pauses) = (1000, .milliseconds(200), 3)
+                return response
+            }
+            origin.route("/stalls") { _ in
+                var response = TestOrigin.Response(body: body)
+                (response.pauseAfter, response.pause) = (1000, .milliseconds(1200))
+                return response
+            }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let trickled = try? await client.fetch(Self.get(origin.url("/trickle")), body: nil)
+            #expect(trickled?.body == body)
+            #expect(clock.now - start >= .milliseconds(600), "three pauses of 200 ms: longer than the limit in all")
+            let stalled = await #expect(throws: OriginError.self) {
+                _ = try await client.fetch(Self.get(origin.url("/stalls")), body: nil)
+            }
+            #expect(stalled?.code == .unreachable)
+            #expect("\(stalled.map { String(describing: $0) } ?? "")".contains("stopped arriving"))
+        }
+    }
+
+    @Test(
         "HTTPS: verified against the trusted authority; an unknown authority is a failed verification, never unreachable"
     )
     func https() async throws {

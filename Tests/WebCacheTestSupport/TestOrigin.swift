@@ -43,6 +43,9 @@ public final class TestOrigin: @unchecked Sendable {
         public var pauseAfter: Int?
         /// How long to wait half-way through the body.
         public var pause: Duration = .zero
+        /// How many times ``pauseAfter`` bytes go and then ``pause`` is waited (a body that
+        /// trickles in pieces).
+        public var pauses = 1
         /// With ``pauseAfter``: instead of waiting ``pause``, wait until this gate opens, so that
         /// a test decides when the rest of the body goes (no sleeping, no wall-clock bounds).
         public var pauseUntil: OriginGate?
@@ -234,12 +237,17 @@ private final class OriginHandler: ChannelInboundHandler {
             .whenComplete { _ in channel.close(promise: nil) }
             return
         }
-        if let pauseAfter = response.pauseAfter, pauseAfter < response.body.count {
+        sendBody(response, keepAlive: keepAlive, context: context)
+    }
+
+    /// The body, with its pauses.
+    private func sendBody(_ response: TestOrigin.Response, keepAlive: Bool, context: ChannelHandlerContext) {
+        if let pauseAfter = response.pauseAfter, pauseAfter < response.body.count, response.pauses > 0 {
             context.writeAndFlush(
                 wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: response.body.prefix(pauseAfter))))), promise: nil)
             var remainder = response
             remainder.body = response.body.dropFirst(pauseAfter)
-            remainder.pauseAfter = nil
+            remainder.pauses -= 1
             let rest = remainder
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             if let gate = response.pauseUntil {
@@ -258,7 +266,7 @@ private final class OriginHandler: ChannelInboundHandler {
                 / 1_000_000_000
             context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
                 let (handler, context) = bound.value
-                handler.writeBody(rest, keepAlive: keepAlive, context: context)
+                handler.sendBody(rest, keepAlive: keepAlive, context: context)
             }
             return
         }

@@ -171,6 +171,28 @@ struct RequestPathTests {
     }
 
     @Test(
+        "concurrent requests for different variants each get their own answer from the origin; alike ones share one fetch"
+    )
+    func coalescingKeepsVariantsApart() async throws {
+        try await EngineHarness.run { h in
+            h.origin.route("/slow") { request in
+                .init(
+                    status: 200, headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept-Language")],
+                    body: Data((request.header("Accept-Language") ?? "none").utf8), delay: .milliseconds(300))
+            }
+            let asked = ["Accept-Language: de", "Accept-Language: fr", "Accept-Language: de", "Cookie: a=1", ""]
+            let results = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for (index, header) in asked.enumerated() {
+                    group.addTask { (index, try await h.get("/slow", header.isEmpty ? [] : [header]).text) }
+                }
+                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(results == [0: "de", 1: "fr", 2: "de", 3: "none", 4: "none"])
+            #expect(h.origin.count("/slow") == 4, "de twice is one fetch; fr, the cookie and none are their own")
+        }
+    }
+
+    @Test(
         "a waiter that is cancelled does not cancel the shared fetch (the overlap arranged by a gate, without sleeps)")
     func cancelledWaiter() async throws {
         try await TemporaryDirectory.with { directory in

@@ -31,8 +31,8 @@ public final class HTTPCache: Sendable {
     public let store: CacheStore
     let origin: any OriginFetching
     let settings: Locked<Configuration>
-    let fetches = InFlightFetches<FetchResult>()
-    let misses = InFlightFetches<StreamedFetch>()
+    let fetches = InFlightFetches<String, FetchResult>()
+    let misses = InFlightFetches<FetchKey, StreamedFetch>()
     let countersBox = Locked(CacheCounters())
     let backgroundTasks = Locked([String: Task<Void, Never>]())
     let backgroundSerial = Locked(0)
@@ -120,7 +120,16 @@ public final class HTTPCache: Sendable {
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default,
         interim: InterimResponseHandler? = nil
     ) async throws -> StreamingCacheResponse {
-        let response = try await respond(to: request, body: body, mode: mode, interim: interim)
+        try await streamingResponse(for: request, url: nil, body: body, mode: mode, interim: interim)
+    }
+
+    /// ``streamingResponse(for:body:mode:interim:)`` for a caller that has the request's URL
+    /// already (the proxy), which is then not worked out again.
+    package func streamingResponse(
+        for request: HTTPRequest, url: URL?, body: Data? = nil, mode: RequestMode = .default,
+        interim: InterimResponseHandler? = nil
+    ) async throws -> StreamingCacheResponse {
+        let response = try await respond(to: request, url: url, body: body, mode: mode, interim: interim)
         let stream: ResponseBodyStream
         switch response.content {
         case .arriving(let broadcast): stream = ResponseBodyStream(source: .arriving(broadcast))

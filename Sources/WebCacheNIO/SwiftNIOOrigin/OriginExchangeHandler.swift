@@ -56,7 +56,12 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     private var headReceived = false
     private var received = 0
     private var keepAlive = false
+    /// The time limit of the exchange: one scheduled task per exchange, which moves its own
+    /// deadline on when it fires early (progress only moves `deadline`, so a chunk costs no
+    /// timer of its own).
     private var timer: Scheduled<Void>?
+    private var deadline = NIODeadline.distantFuture
+    private var timingBody = false
     /// The last error the connection reported (a TLS handshake that failed comes to the request's
     /// write, or as an error around the close): the reason given when it closes.
     private var lastError: (any Error)?
@@ -119,7 +124,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             armTimer(exchange.timeout, receivingBody: true)
             exchange.body.yield(Data(buffer.readableBytesView))
         case .end:
-            timer?.cancel()
+            cancelTimer()
             self.exchange = nil
             // The connection goes back to the pool before the reader learns the body is whole, so
             // that a request it sends next finds it there.
@@ -151,7 +156,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Ends the exchange with `error` and closes the connection.
     private func fail(_ error: any Error, context: ChannelHandlerContext) {
-        timer?.cancel()
+        cancelTimer()
         if let exchange {
             self.exchange = nil
             if !headReceived { exchange.head.fail(error) }
@@ -161,14 +166,31 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         context.close(promise: nil)
     }
 
+    /// Gives the head (or the next chunk of the body) `timeout` from now.
     private func armTimer(_ timeout: TimeAmount, receivingBody: Bool) {
-        timer?.cancel()
+        deadline = .now() + timeout
+        timingBody = receivingBody
+        if timer == nil { scheduleTimer() }
+    }
+
+    private func scheduleTimer() {
         guard let context else { return }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: timeout) {
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
             let (handler, context) = bound.value
-            handler.fail(Failure.timedOut(receivingBody: receivingBody), context: context)
+            handler.timer = nil
+            guard handler.exchange != nil else { return }
+            if NIODeadline.now() < handler.deadline {
+                handler.scheduleTimer()  // something arrived meanwhile: the limit runs from then
+            } else {
+                handler.fail(Failure.timedOut(receivingBody: handler.timingBody), context: context)
+            }
         }
+    }
+
+    private func cancelTimer() {
+        timer?.cancel()
+        timer = nil
     }
 
     private static func response(_ head: HTTPResponseHead) -> HTTPResponse {

@@ -33,6 +33,14 @@ public final class SwiftNIOOrigin: OriginFetching {
     private let maximumBodySize: Int
     private let tls: NIOSSLContext?
     private let pool: OriginConnectionPool
+    /// The endpoints of the origins asked so far, by scheme and authority: a request to one
+    /// skips parsing its URL.
+    private let endpoints = NIOLockedValueBox([EndpointName: OriginEndpoint]())
+
+    private struct EndpointName: Hashable {
+        var scheme: String
+        var authority: String
+    }
 
     /// Creates an origin.
     /// - Parameters:
@@ -87,7 +95,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws
         -> OriginStream
     {
-        guard let url = request.url, let endpoint = OriginEndpoint(url) else {
+        guard let endpoint = endpoint(of: request) else {
             throw OriginError(
                 .invalidRequest,
                 "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
@@ -100,7 +108,8 @@ public final class SwiftNIOOrigin: OriginFetching {
             endpoint, preferring: loop, idleAtMost: idempotent ? nil : Self.reuseForOtherMethodsWithin)
         {
             do {
-                return try await exchange(head, body: bytes, on: kept, endpoint: endpoint, url: url, interim: interim)
+                return try await exchange(
+                    head, body: bytes, on: kept, endpoint: endpoint, request: request, interim: interim)
             } catch  where idempotent && Self.connectionDropped(error) {
                 // The origin closed the kept-alive connection as the request went out (a server's
                 // keep-alive timeout, often 5 s, racing the reuse): the one retry that helps, on a
@@ -108,20 +117,36 @@ public final class SwiftNIOOrigin: OriginFetching {
                 // §9.2.2); a POST that met a closing connection fails, as it may have been
                 // acted on.
             } catch {
-                throw Self.classify(error, url: url, receiving: false)
+                throw Self.classify(error, url: request.url, receiving: false)
             }
         }
         do {
             let connection = try await connect(endpoint, on: loop ?? group.next())
-            return try await exchange(head, body: bytes, on: connection, endpoint: endpoint, url: url, interim: interim)
+            return try await exchange(
+                head, body: bytes, on: connection, endpoint: endpoint, request: request, interim: interim)
         } catch {
-            throw Self.classify(error, url: url, receiving: false)
+            throw Self.classify(error, url: request.url, receiving: false)
         }
+    }
+
+    /// Where `request` goes: known from an earlier request to the same scheme and authority, or
+    /// worked out from its URL (`nil` when it is not an absolute http(s) URL).
+    private func endpoint(of request: HTTPRequest) -> OriginEndpoint? {
+        guard let scheme = request.scheme, let authority = request.authority else { return nil }
+        let name = EndpointName(scheme: scheme, authority: authority)
+        if let known = endpoints.withLockedValue({ $0[name] }) { return known }
+        guard let url = request.url, let endpoint = OriginEndpoint(url) else { return nil }
+        endpoints.withLockedValue { endpoints in
+            if endpoints.count >= 1024 { endpoints.removeAll() }  // a forward proxy meets many hosts
+            endpoints[name] = endpoint
+        }
+        return endpoint
     }
 
     /// Runs one exchange on `connection`; returns once the final head is in.
     private func exchange(
-        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint, url: URL,
+        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
+        request: HTTPRequest,
         interim: InterimResponseHandler?
     ) async throws -> OriginStream {
         let loop = connection.channel.eventLoop
@@ -135,7 +160,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         }
         let exchange = OriginExchangeHandler.Exchange(
             head: headPromise, body: continuation, interim: interim, maximumBodySize: maximumBodySize, timeout: timeout,
-            bodyError: { error in Self.classify(error, url: url, receiving: true) },
+            bodyError: { error in Self.classify(error, url: request.url, receiving: true) },
             finished: { reusable in
                 if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
             })

@@ -220,8 +220,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let response: ProxyResponse
             switch routing {
             case .answered(let answer): response = answer
-            case .cache(let request, _, let body):
-                response = await proxy.respond(to: request, body: body, interim: interim?.handler)
+            case .cache(let request, let url, let body):
+                response = await proxy.respond(to: request, url: url, body: body, interim: interim?.handler)
                 interim?.close()
             }
             await proxy.write(response, to: channel, persistence: persistence, method: head.method)

@@ -237,10 +237,12 @@ extension CachingProxy {
 
     /// The cache's answer, from the store or the origin, or an error response that says what
     /// went wrong.
-    func respond(to request: HTTPRequest, body: Data?, interim: InterimResponseHandler? = nil) async -> ProxyResponse {
-        if let host = request.url?.host, let refusal = await resolvedRefusal(for: host) { return refusal }
+    func respond(
+        to request: HTTPRequest, url: URL, body: Data?, interim: InterimResponseHandler? = nil
+    ) async -> ProxyResponse {
+        if let host = url.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
-            let response = try await cache.streamingResponse(for: request, body: body, interim: interim)
+            let response = try await cache.streamingResponse(for: request, url: url, body: body, interim: interim)
             return outgoing(response.head, body: ProxyResponse.Body(response.body))
         } catch {
             return ErrorAnswers.response(for: error)
@@ -262,7 +264,7 @@ extension CachingProxy {
     /// A reverse-mode target: its URL and the path (with query) that goes upstream. Recent
     /// targets are kept, so that repeated requests skip parsing.
     func reverseTarget(_ uri: String) -> ReverseTarget? {
-        guard let upstream = configuration.upstream else { return nil }
+        guard let upstreamPrefix else { return nil }
         if let known = reverseTargets.withLockedValue({ $0[ByteExactText(uri)] }) { return known }
         var path = uri
         if !path.hasPrefix("/") {
@@ -271,7 +273,7 @@ extension CachingProxy {
                 (components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath)
                 + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
         }
-        guard let url = URL(string: upstream.absoluteString.trimmingSuffix("/") + path) else { return nil }
+        guard let url = URL(string: upstreamPrefix + path) else { return nil }
         let target = ReverseTarget(url: url, path: path)
         reverseTargets.withLockedValue { targets in
             targets[ByteExactText(uri)] = target
@@ -301,11 +303,5 @@ extension CachingProxy {
             default: "\(version.major).\(version.minor) \(configuration.viaName)"
             }
         return existing.map { "\($0), \(entry)" } ?? entry
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String {
-        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -80,17 +80,18 @@ extension HTTPCache {
     }
 
     /// One hop: the request path of the type's documentation.
-    func respond(to request: HTTPRequest, body: Data?, mode: RequestMode, interim: InterimResponseHandler? = nil)
-        async throws -> CacheResponse
-    {
+    func respond(
+        to request: HTTPRequest, url: URL? = nil, body: Data?, mode: RequestMode,
+        interim: InterimResponseHandler? = nil
+    ) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
-        switch try plan(request, mode: mode) {
+        switch try plan(request, url: url, mode: mode) {
         case .answer(let response):
             return response
         case .answeredBefore:
             // Never: only storedAnswer(…) plans with encodings to share.
-            return try await respond(to: request, body: body, mode: mode, interim: interim)
+            return try await respond(to: request, url: url, body: body, mode: mode, interim: interim)
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
             return try await passThrough(request, body: body, url: url, detail: detail, interim: interim)

@@ -17,6 +17,32 @@ struct StreamedFetch: Sendable {
     var storing: NewEntry?
 }
 
+/// What makes concurrent misses one fetch: the method, the URL, and the request fields that most
+/// often select variants, so that requests that would get different variants do not share one
+/// (a value, not a string built for each miss).
+struct FetchKey: Hashable, Sendable {
+    var method: HTTPRequest.Method
+    var url: String
+    var accept: String?
+    var acceptEncoding: String?
+    var acceptLanguage: String?
+    var authorization: String?
+    var cookie: String?
+    var range: String?
+
+    init(_ request: HTTPRequest, url: String) {
+        let fields = request.headerFields
+        method = request.method
+        self.url = url
+        accept = fields[.accept]
+        acceptEncoding = fields[.acceptEncoding]
+        acceptLanguage = fields[.acceptLanguage]
+        authorization = fields[.authorization]
+        cookie = fields[.cookie]
+        range = fields[.range]
+    }
+}
+
 /// The outcome of one origin exchange, shared by every request that joined it.
 struct FetchResult: Sendable {
     var response: OriginResponse
@@ -54,12 +80,13 @@ extension HTTPCache {
         interim: InterimResponseHandler? = nil
     ) async throws -> CacheResponse {
         if let arriving = await rangeOfArrivingBody(request, key: key, url: url) { return arriving }
-        let coalescingKey = "fetch \(request.method.rawValue) \(key.url)\n\(Self.coalescingFields(request))"
         var (result, collapsed): (StreamedFetch, Bool)
         do {
-            (result, collapsed) = try await misses.valueKeptJoinable(for: coalescingKey) { [self] release in
+            (result, collapsed) = try await misses.valueKeptJoinable(for: FetchKey(request, url: key.url)) {
+                [self] release in
                 do {
-                    return try await startStreamedFetch(request, policy: policy, interim: interim, release: release)
+                    return try await startStreamedFetch(
+                        request, url: url, policy: policy, interim: interim, release: release)
                 } catch {
                     await release()
                     throw error
@@ -70,7 +97,8 @@ extension HTTPCache {
                 // have stored it and served it to this one (not private, not no-store, the same
                 // variant); otherwise this request makes its own.
                 (result, collapsed) = (
-                    try await startStreamedFetch(request, policy: policy, interim: interim, release: {}), false
+                    try await startStreamedFetch(request, url: url, policy: policy, interim: interim, release: {}),
+                    false
                 )
             }
         } catch let error as OriginError where error.code == .unreachable {
@@ -108,11 +136,11 @@ extension HTTPCache {
     /// body reaches any reader. A 206 is stored as a part, combined with the part stored before
     /// when they combine (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
-        _ request: HTTPRequest, policy: CachePolicy, interim: InterimResponseHandler?,
+        _ request: HTTPRequest, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
         let requestTime = configuration.now()
-        let origin = try await contactOrigin(request.url) {
+        let origin = try await contactOrigin(url) {
             try await self.origin.stream(request, body: nil, interim: interim)
         }
         let responseTime = configuration.now()
@@ -122,7 +150,8 @@ extension HTTPCache {
         }
         var storing =
             request.method == .get
-            ? entryToStore(request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+            ? entryToStore(
+                request, url: url, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
             : nil
         var plan = StoringPlan(storing: storing, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         if head.status.code == 206, let entry = storing {
@@ -132,7 +161,7 @@ extension HTTPCache {
         let body = BodyBroadcast()
         let stored = plan
         CallersLoop.task { [self] in
-            await pumpBody(origin.body, into: body, plan: stored, url: request.url, release: release)
+            await pumpBody(origin.body, into: body, plan: stored, url: url, release: release)
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
     }
@@ -255,10 +284,4 @@ extension HTTPCache {
         }
     }
 
-    /// The request fields that most often select variants, so that requests that would get
-    /// different variants do not share a fetch.
-    static func coalescingFields(_ request: HTTPRequest) -> String {
-        let names: [HTTPField.Name] = [.accept, .acceptEncoding, .acceptLanguage, .authorization, .cookie, .range]
-        return names.map { request.headerFields[$0] ?? "" }.joined(separator: "\n")
-    }
 }

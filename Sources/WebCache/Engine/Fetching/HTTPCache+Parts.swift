@@ -202,7 +202,7 @@ extension HTTPCache {
         else { return nil }
         var whole = request
         whole.headerFields[.range] = nil
-        let wholeKey = "fetch GET \(key.url)\n\(Self.coalescingFields(whole))"
+        let wholeKey = FetchKey(whole, url: key.url)
         guard let running = await misses.running(for: wholeKey), let fetch = try? await running.value,
             fetch.head.status.code == 200, let storing = fetch.storing, mayShare(fetch, with: request),
             let length = fetch.head.headerFields[.contentLength].flatMap({ Int($0) }),

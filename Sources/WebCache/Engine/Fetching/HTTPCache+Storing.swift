@@ -26,9 +26,11 @@ extension HTTPCache {
         }
     }
 
-    /// The entry to store for a response, or `nil` when the rules or the app hook say no.
+    /// The entry to store for a response, or `nil` when the rules or the app hook say no; `url`
+    /// is the request's, when the caller has it already.
     func entryToStore(
-        _ request: HTTPRequest, head response: HTTPResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
+        _ request: HTTPRequest, url knownURL: URL? = nil, head response: HTTPResponse, requestTime: Date,
+        responseTime: Date, policy: CachePolicy
     ) -> NewEntry? {
         let configuration = self.configuration
         let rules = configuration.rules
@@ -56,7 +58,8 @@ extension HTTPCache {
             request: request, response: head, requestTime: requestTime, responseTime: responseTime)
         let freshness = rules.freshness(of: stored)
         var appExpiry: Date?
-        if let url = request.url, let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType])
+        if let url = knownURL ?? request.url,
+            let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType])
         {
             if let ttl = rule.ttl {
                 appExpiry = responseTime.addingTimeInterval(TimeInterval(ttl))

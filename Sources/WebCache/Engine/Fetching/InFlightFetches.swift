@@ -3,13 +3,13 @@
 /// The task is unstructured (on the caller's event loop, if any: ``CallersLoop``), so a waiter
 /// that is cancelled stops waiting only for itself; the fetch (and the store it feeds)
 /// completes for everyone else.
-actor InFlightFetches<Value: Sendable> {
-    private var tasks: [String: Task<Value, any Error>] = [:]
+actor InFlightFetches<Key: Hashable & Sendable, Value: Sendable> {
+    private var tasks: [Key: Task<Value, any Error>] = [:]
 
     /// The value for `key`: runs `operation` unless a fetch for `key` is under way, in which case
     /// its result is shared. Returns whether the result was shared (`collapsed`).
     func value(
-        for key: String, _ operation: @escaping @Sendable () async throws -> Value
+        for key: Key, _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
         if let running = tasks[key] {
             return (try await running.value, true)
@@ -24,7 +24,7 @@ actor InFlightFetches<Value: Sendable> {
     /// still arriving): the key stays joinable until the operation calls the `release` it is
     /// given (it must, once, also when it fails after answering).
     func valueKeptJoinable(
-        for key: String,
+        for key: Key,
         _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
         if let running = tasks[key] {
@@ -45,11 +45,11 @@ actor InFlightFetches<Value: Sendable> {
     }
 
     /// The fetch under way for `key`, if any, without joining it.
-    func running(for key: String) -> Task<Value, any Error>? {
+    func running(for key: Key) -> Task<Value, any Error>? {
         tasks[key]
     }
 
-    private func forget(_ key: String, ifStill task: Task<Value, any Error>?) {
+    private func forget(_ key: Key, ifStill task: Task<Value, any Error>?) {
         if let task, tasks[key] == task { tasks[key] = nil }
     }
 }
