@@ -29,24 +29,53 @@ extension CachingProxy {
         }
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
-        var head = ByteBuffer()
-        head.writeResponseHead(response.head, framing: framing, persistence: persistence)
+        var buffer = channel.allocator.buffer(capacity: 1024)
+        buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
         do {
-            try await channel.writeAndFlush(head)
             if case .none = framing {
-            } else {
-                for try await chunk in stream where !chunk.isEmpty {
-                    var buffer = ByteBuffer()
-                    if framing == .chunked { buffer.writeChunk(chunk) } else { buffer.writeBytes(chunk) }
-                    try await channel.writeAndFlush(buffer)
-                }
-                if framing == .chunked { try await channel.writeAndFlush(ByteBuffer.lastChunk) }
+                try await channel.writeAndFlush(buffer)
+                return
             }
+            // Each write takes every chunk that has arrived (up to a limit): the head goes out
+            // with the first chunks, in one packet for a small body, rather than a write for the
+            // head and one per chunk. Waiting comes only when nothing that has arrived is left.
+            // A buffer is made to the size of what it carries and let go once written, so a
+            // connection holds no more than one write's bytes.
+            let chunked = framing == .chunked
+            var index = 0
+            var waited: Data?
+            while true {
+                var gathered: [Data] = waited.map { [$0] } ?? []
+                var size = waited?.count ?? 0
+                while size < Self.streamedWriteSize, let chunk = stream.arrivedChunk(at: index) {
+                    gathered.append(chunk)
+                    size += chunk.count
+                    index += 1
+                }
+                if size > 0 {
+                    buffer.reserveCapacity(buffer.readableBytes + size + (chunked ? 12 * gathered.count : 0))
+                    for chunk in gathered { buffer.writeBody(chunk, chunked: chunked) }
+                }
+                if buffer.readableBytes > 0 {
+                    try await channel.writeAndFlush(buffer)
+                    buffer = ByteBuffer()
+                }
+                var rest = stream.makeAsyncIterator(startingAt: index)
+                guard let chunk = try await rest.next() else { break }
+                waited = chunk
+                index += 1
+            }
+            if framing == .chunked { try await channel.writeAndFlush(ByteBuffer.lastChunk) }
         } catch {
             logger.debug("response cut short: \(error)")
             try? await channel.close()
         }
     }
+
+    /// How many bytes of a streamed body one write gathers, from the chunks that have arrived
+    /// (the next write waits for it to be sent): about what one chunk from the origin held
+    /// before, so a slow client holds no more memory in writes than it did.
+    static let streamedWriteSize = 64 << 10
 
     /// Encodes a response whose body is whole, and counts it as sent. A body file goes with it
     /// only when a body follows (not for HEAD or 304).

@@ -109,6 +109,12 @@ extension ByteBuffer {
         writeStaticString("\r\n")
     }
 
+    /// A piece of a body: as it is, or as a chunk of a chunked body (nothing for an empty
+    /// piece, which would end a chunked body).
+    mutating func writeBody(_ bytes: some Collection<UInt8>, chunked: Bool) {
+        if chunked { writeChunk(bytes) } else { writeBytes(bytes) }
+    }
+
     /// The last chunk of a chunked body, without trailers.
     static let lastChunk = ByteBuffer(string: "0\r\n\r\n")
 }

@@ -9,12 +9,26 @@ import WebCache
 public final class InMemoryOrigin: OriginFetching {
     private let answer: @Sendable (HTTPRequest) -> OriginResponse
     private let gate: OriginGate?
+    /// Where a streamed body stops until its gate opens.
+    private let heldBody: (after: Int, gate: OriginGate)?
     private let paths = NIOLockedValueBox([String: Int]())
     private let received = NIOLockedValueBox([String]())
 
     /// An origin answering with `answer`, each answer held back until `gate` (if any) opens.
     public init(gate: OriginGate? = nil, answer: @escaping @Sendable (HTTPRequest) -> OriginResponse) {
         self.gate = gate
+        self.heldBody = nil
+        self.answer = answer
+    }
+
+    /// An origin answering with `answer` as a stream: the head and the first `after` bytes of
+    /// the body at once, the rest once `gate` opens (a body still arriving).
+    public init(
+        holdingBodyAfter after: Int, until gate: OriginGate,
+        answer: @escaping @Sendable (HTTPRequest) -> OriginResponse
+    ) {
+        self.gate = nil
+        self.heldBody = (after, gate)
         self.answer = answer
     }
 
@@ -60,5 +74,23 @@ public final class InMemoryOrigin: OriginFetching {
         received.withLockedValue { $0.append(request.method.rawValue) }
         try await gate?.pass()
         return answer(request)
+    }
+
+    /// The answer as a stream: whole at once, or held part-way (``init(holdingBodyAfter:until:answer:)``).
+    public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
+        let response = try await fetch(request, body: body)
+        guard let (after, gate) = heldBody else { return OriginStream(response) }
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        continuation.yield(response.body.prefix(after))
+        Task {
+            do {
+                try await gate.pass()
+                continuation.yield(response.body.dropFirst(after))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return OriginStream(head: response.head, body: stream)
     }
 }

@@ -11,8 +11,8 @@ import WebCacheProxy
 public final class ProxyConnection: Sendable {
     /// The channel the proxy serves.
     public let channel: NIOAsyncTestingChannel
-    /// Everything the proxy has written so far.
-    private let received = NIOLockedValueBox([UInt8]())
+    /// Everything the proxy has written so far, write by write.
+    private let received = NIOLockedValueBox([[UInt8]]())
 
     private init(channel: NIOAsyncTestingChannel) {
         self.channel = channel
@@ -62,17 +62,23 @@ public final class ProxyConnection: Sendable {
 
     /// Everything the proxy has written so far.
     public func written() async throws -> [UInt8] {
-        var bytes: [UInt8] = []
+        try await writes().flatMap { $0 }
+    }
+
+    /// Everything the proxy has written so far, one element per write it made (a buffer or a
+    /// file region; empty writes left out).
+    public func writes() async throws -> [[UInt8]] {
+        var pieces: [[UInt8]] = []
         while let data = try await channel.readOutbound(as: IOData.self) {
             switch data {
             case .byteBuffer(let buffer):
-                bytes += buffer.readableBytesView
+                pieces.append(Array(buffer.readableBytesView))
             case .fileRegion(let region):
-                bytes += try FileRegionCopier.bytes(of: region)
+                pieces.append(try FileRegionCopier.bytes(of: region))
             }
         }
         return received.withLockedValue {
-            $0 += bytes
+            $0 += pieces.filter { !$0.isEmpty }
             return $0
         }
     }

@@ -86,6 +86,20 @@ final class BodyBroadcast: Sendable {
             }
         }
 
+        /// The chunk at `index` as a reader finds it now: in memory, in a file, past the end (or
+        /// the failure), or not arrived yet.
+        func ready(at index: Int) -> Ready {
+            if index < chunks.count {
+                switch chunks[index] {
+                case .memory(let data): return .result(.success(data))
+                case .inFile(let file, let offset, let count): return .inFile(files[file], offset: offset, count: count)
+                }
+            }
+            if let failure { return .result(.failure(failure)) }
+            if finished { return .result(.success(nil)) }
+            return .waiting
+        }
+
         /// Lets the oldest placed chunks go from memory while it holds more than the budget.
         mutating func letGo() {
             while memoryBytes > BodyBroadcast.memoryBudget, nextToLetGo < chunks.count, let place = placed[nextToLetGo]
@@ -178,19 +192,18 @@ final class BodyBroadcast: Sendable {
     /// memory is read back from its file, the store's or a spill file (a ``StoreError`` if that
     /// fails).
     func chunk(at index: Int) async throws -> Data? {
-        try await withCheckedThrowingContinuation { continuation in
+        // What has arrived is answered without a continuation (one allocation and a resume less
+        // per chunk); only a reader ahead of the origin waits.
+        switch state.withLock({ $0.ready(at: index) }) {
+        case .result(let result): return try result.get()
+        case .inFile(let file, let offset, let count): return try file.read(offset: offset, count: count)
+        case .waiting: break
+        }
+        return try await withCheckedThrowingContinuation { continuation in
             let ready: Ready = state.withLock { state in
-                if index < state.chunks.count {
-                    switch state.chunks[index] {
-                    case .memory(let data): return .result(.success(data))
-                    case .inFile(let file, let offset, let count):
-                        return .inFile(state.files[file], offset: offset, count: count)
-                    }
-                }
-                if let failure = state.failure { return .result(.failure(failure)) }
-                if state.finished { return .result(.success(nil)) }
-                state.waiting.append(continuation)
-                return .waiting
+                let ready = state.ready(at: index)
+                if case .waiting = ready { state.waiting.append(continuation) }
+                return ready
             }
             switch ready {
             case .result(let result): continuation.resume(with: result)
@@ -201,7 +214,16 @@ final class BodyBroadcast: Sendable {
         }
     }
 
-    private enum Ready {
+    /// The chunk at `index` if it has arrived and is still in memory, without waiting: `nil`
+    /// when it has not arrived, was let go to a file, or the body ended before it.
+    func arrivedChunk(at index: Int) -> Data? {
+        state.withLock { state in
+            guard index < state.chunks.count, case .memory(let data) = state.chunks[index] else { return nil }
+            return data
+        }
+    }
+
+    fileprivate enum Ready {
         case result(Result<Data?, any Error>)
         case inFile(WrittenBody, offset: Int, count: Int)
         case waiting

@@ -57,6 +57,22 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// Starts reading from the first chunk.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: source) }
 
+    /// Starts reading from the chunk at `index` (after those taken with ``arrivedChunk(at:)``).
+    package func makeAsyncIterator(startingAt index: Int) -> AsyncIterator {
+        AsyncIterator(source: source, index: index)
+    }
+
+    /// The chunk at `index` if it is in memory now, without waiting; `nil` when it has not
+    /// arrived (or is past the end, or was let go to a file: ``makeAsyncIterator(startingAt:)``
+    /// reads those). A writer sends what has arrived in one write (a head with a small body in
+    /// one packet) and waits only for what has not.
+    package func arrivedChunk(at index: Int) -> Data? {
+        switch source {
+        case .complete(let body): index == 0 && !body.isEmpty ? body : nil
+        case .arriving(let broadcast): broadcast.arrivedChunk(at: index)
+        }
+    }
+
     /// The whole body.
     public func collect() async throws -> Data {
         switch source {

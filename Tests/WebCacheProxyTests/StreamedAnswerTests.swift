@@ -1,0 +1,77 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOEmbedded
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+@testable import WebCacheProxy
+
+/// Answers whose bodies come from the origin as the proxy writes them: what has arrived goes
+/// out in one write with what comes before it, and nothing waits for bytes that have not.
+@Suite("Answers streamed from the origin")
+struct StreamedAnswerTests {
+    /// A 200 of `body`, with its length or (`chunked`) without.
+    static func answer(_ body: String, chunked: Bool) -> OriginResponse {
+        var fields = HTTPFields()
+        fields[.cacheControl] = "max-age=60"
+        if !chunked { fields[.contentLength] = String(body.utf8.count) }
+        return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: Data(body.utf8))
+    }
+
+    /// What `connection` has written once `done` holds of it (or 10 s have passed).
+    static func written(_ connection: ProxyConnection, until done: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            await connection.channel.testingEventLoop.run()
+            let text = String(decoding: try await connection.written(), as: UTF8.self)
+            if done(text) || ContinuousClock.now >= deadline { return text }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    @Test(
+        "a body still arriving: the head and the bytes that have arrived go out without waiting for the rest, which follows in order",
+        arguments: [false, true])
+    func headDoesNotWaitForTheRest(chunked: Bool) async throws {
+        let gate = OriginGate()
+        let body = String(repeating: "a", count: 1000) + String(repeating: "b", count: 2000)
+        let origin = InMemoryOrigin(holdingBodyAfter: 1000, until: gate) { _ in Self.answer(body, chunked: chunked) }
+        try await SocketlessProxy.with(origin: origin) { server in
+            let connection = try await server.connect()
+            try await connection.send("GET /stream HTTP/1.1\r\nHost: test\r\n\r\n")
+            let early = try await Self.written(connection) { $0.contains(String(repeating: "a", count: 1000)) }
+            #expect(early.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(early.contains(String(repeating: "a", count: 1000)), "the first bytes went before the rest came")
+            #expect(!early.contains("ab"), "none of the rest")
+            #expect(early.contains(chunked ? "Transfer-Encoding: chunked" : "Content-Length: 3000"))
+            gate.open()
+            let (answers, closed) = try await connection.responses(1)
+            #expect(answers.first?.status == 200 && answers.first?.text == body && !closed)
+            await connection.close()
+        }
+    }
+
+    @Test(
+        "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
+        arguments: [false, true])
+    func arrivedChunksInOneWrite(chunked: Bool) async throws {
+        try await SocketlessProxy.with { server in
+            let channel = NIOAsyncTestingChannel()
+            let response = ProxyResponse(
+                head: Self.answer("small body", chunked: chunked).head,
+                body: .arriving(ResponseBodyStream(Data("small body".utf8))))
+            await server.proxy.write(response, to: channel, persistence: .keepAlive, method: .GET)
+            var writes: [String] = []
+            while let buffer = try await channel.readOutbound(as: ByteBuffer.self) {
+                writes.append(String(buffer: buffer))
+            }
+            let expectedEnd = chunked ? "\r\n\r\na\r\nsmall body\r\n" : "\r\n\r\nsmall body"
+            #expect(writes.first?.hasSuffix(expectedEnd) == true, "head and body together: \(writes)")
+            #expect(writes.count == (chunked ? 2 : 1), "then the last chunk of a chunked body: \(writes)")
+            if chunked { #expect(writes.last == "0\r\n\r\n") }
+            _ = try await channel.finish()
+        }
+    }
+}
