@@ -113,10 +113,21 @@ preload_and_render_online() {
     grep -q "Resources on this page: [0-9]" "$work/online-${page%.html}.html" || { echo "$page did not run its script online"; exit 1; }
   done
   # The gallery's video is answered with ranges from the cache: it loads, seeks to the middle, and
-  # the whole duration is seekable (the offline check then requires the same DOM).
-  grep -q "Video: seeked to 2.0 of 4.0 s; seekable 0.0–4.0 s." "$work/online-gallery.html" \
-    || { echo "the gallery's video did not seek: $(grep -o 'Video: [^<]*' "$work/online-gallery.html")"; exit 1; }
+  # the whole duration is seekable (the offline check then requires the same DOM). Chromium's
+  # virtual time can run out while its media threads decode the seek (seen once in about twenty
+  # runs, never twice in a row): then what the proxy and the browser saw is printed and the
+  # gallery is rendered once more; a second miss fails.
+  if ! video_seeked; then
+    echo "  the gallery's video did not seek ($(video_status)); once more. The proxy and the browser saw:"
+    curl -s "$proxy/_webcache/metrics" | grep -E '^webcache_(misses|hits|revalidations|network_timeouts|stale_served|store_problems|proxy_responses)_total' | sed 's/^/    /'
+    grep -iE "media|video|webm|range" "$work/online-gallery.log" | tail -5 | sed 's/^/    /' || true
+    browse gallery.html online-gallery
+    video_seeked || { echo "the gallery's video did not seek: $(video_status)"; exit 1; }
+  fi
 }
+
+video_status() { grep -o 'Video: [^<]*' "$work/online-gallery.html" || echo "no status"; }
+video_seeked() { grep -q "Video: seeked to 2.0 of 4.0 s; seekable 0.0–4.0 s." "$work/online-gallery.html"; }
 
 stop_origin() {
   kill "$origin_pid"; wait "$origin_pid" 2>/dev/null || true
