@@ -14,7 +14,11 @@ import Foundation
 /// what it sent before, once ``HTTPCache/confirmReplay(_:)`` confirms the answer still stands; the
 /// reuse decision is made only by the engine, and the replay is counted and recorded like the
 /// first answer.
-package struct ReplayTerms: Sendable {
+///
+/// A class, immutable: the terms go from the engine through the proxy's answer cache and back,
+/// and a copy of the entry they name costs a retain for each of its many fields, where a copy
+/// of the terms costs one.
+package final class ReplayTerms: Sendable {
     /// The entry that answered (its body file, when the answer named one, is opened again).
     package let entry: CacheEntry
     /// The body bytes a replay serves from the cache, for the counters.
@@ -28,6 +32,18 @@ package struct ReplayTerms: Sendable {
     /// When the same decision would first come out differently (the age, or the time left of an
     /// app-set expiry, moves on by a second).
     let validUntil: Date
+
+    init(
+        entry: CacheEntry, bytesFromCache: Int, storeRevision: UInt64, settingsRevision: UInt64, decidedAt: Date,
+        validUntil: Date
+    ) {
+        self.entry = entry
+        self.bytesFromCache = bytesFromCache
+        self.storeRevision = storeRevision
+        self.settingsRevision = settingsRevision
+        self.decidedAt = decidedAt
+        self.validUntil = validUntil
+    }
 
     /// What makes two answers under these terms the same answer to requests that ask nothing
     /// more of it (no `Range`, no preconditions): the same entry, store and settings, and the
