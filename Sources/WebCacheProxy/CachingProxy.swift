@@ -152,7 +152,7 @@ public final class CachingProxy: Sendable {
         channel.closeFuture.whenComplete { _ in self.metrics.connectionsOpen.decrement(by: 1) }
         let decoder = ByteToMessageHandler(RequestDecoder())
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(IdleStateHandler(allTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
+        try pipeline.addHandler(IdleConnectionHandler(timeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
         try pipeline.addHandler(decoder)
         try pipeline.addHandler(ProxyHTTPHandler(proxy: self, decoder: decoder))
     }

@@ -5,8 +5,7 @@ import WebCacheTestSupport
 
 /// The HTTP/1.1 edges of RFC 9112 and RFC 9110 at the level of one connection's handlers, as a
 /// table: bytes in, answers out, on a connection without a socket whose clock the test moves.
-/// `ProxyEdgeTests` checks the same behaviour over real sockets, and the idle timeout, which
-/// SwiftNIO's `IdleStateHandler` measures on the wall clock.
+/// `ProxyEdgeTests` checks the same behaviour over real sockets.
 @Suite("One proxy connection, as a table of HTTP/1.1 edges")
 struct ConnectionTableTests {
     /// What the client does, in order.
@@ -136,6 +135,13 @@ struct ConnectionTableTests {
         Row(
             rule: "a connection quiet between requests outlives the head timeout",
             steps: [.send(get), .wait(seconds: 11), .send(get)], statuses: [200, 200], closes: false, fetches: 1),
+        Row(
+            rule: "a connection quiet for the idle timeout after an answer closes",
+            steps: [.send(get), .wait(seconds: 31)], statuses: [200], closes: true, fetches: 1),
+        Row(
+            rule: "requests inside the idle timeout keep the connection open, however long it has been open",
+            steps: [.send(get), .wait(seconds: 20), .send(get), .wait(seconds: 20), .send(get)],
+            statuses: [200, 200, 200], closes: false, fetches: 1),
         Row(
             rule:
                 "a refused head with Expect: 100-continue is refused at once, whatever the refusal (here two Host fields)",
