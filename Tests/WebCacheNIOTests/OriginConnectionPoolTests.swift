@@ -41,6 +41,23 @@ struct OriginConnectionPoolTests {
         #expect(!stale.channel.isActive)
     }
 
+    @Test("taking a connection closes those idle past the timeout and keeps the ones given back since")
+    func expiredFirst() async throws {
+        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 4, idleTimeout: .milliseconds(500))
+        let (a, b) = (try await Self.connection(), try await Self.connection())
+        pool.giveBack(a, to: Self.endpoint(1))
+        pool.giveBack(b, to: Self.endpoint(1))
+        try await Task.sleep(for: .milliseconds(700))
+        let (c, d) = (try await Self.connection(), try await Self.connection())
+        pool.giveBack(c, to: Self.endpoint(1))
+        pool.giveBack(d, to: Self.endpoint(1))
+        #expect(pool.take(Self.endpoint(1), preferring: nil)?.channel === d.channel)
+        #expect(!a.channel.isActive && !b.channel.isActive, "the two idle past the timeout are closed")
+        #expect(c.channel.isActive)
+        #expect(pool.take(Self.endpoint(1), preferring: nil)?.channel === c.channel)
+        #expect(pool.take(Self.endpoint(1), preferring: nil) == nil)
+    }
+
     @Test("with many endpoints, giving a connection back closes those idle past the timeout everywhere")
     func sweep() async throws {
         let pool = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1))

@@ -33,15 +33,12 @@ final class OriginConnectionPool: Sendable {
         let now = NIODeadline.now()
         var expired: [OriginConnection] = []
         let taken = idle.withLockedValue { table -> OriginConnection? in
-            guard var connections = table[endpoint] else { return nil }
-            defer { table[endpoint] = connections.isEmpty ? nil : connections }
-            expired = removeExpired(from: &connections, now: now)
-            let recent = { (idle: Idle) in idleAtMost.map { now - idle.since <= $0 } ?? true }
-            let index =
-                connections.lastIndex { recent($0) && loop != nil && $0.connection.channel.eventLoop === loop! }
-                ?? connections.lastIndex(where: recent)
-            guard let index else { return nil }
-            return connections.remove(at: index).connection
+            guard let slot = table.index(forKey: endpoint) else { return nil }
+            // In place: a copy of the list taken out of the table would be copied again on write.
+            let taken = take(
+                from: &table.values[slot], now: now, preferring: loop, idleAtMost: idleAtMost, expired: &expired)
+            if table.values[slot].isEmpty { table.remove(at: slot) }
+            return taken
         }
         for connection in expired { connection.channel.close(promise: nil) }
         return taken
@@ -73,10 +70,29 @@ final class OriginConnectionPool: Sendable {
     /// How many endpoints may have idle connections before giving one back sweeps them all.
     static let endpointsBeforeSweep = 64
 
+    /// Takes an idle connection out of `connections` (one on `loop` if there is one, the most
+    /// recently given back otherwise), after moving those idle past ``idleTimeout`` to `expired`.
+    private func take(
+        from connections: inout [Idle], now: NIODeadline, preferring loop: (any EventLoop)?, idleAtMost: TimeAmount?,
+        expired: inout [OriginConnection]
+    ) -> OriginConnection? {
+        expired += removeExpired(from: &connections, now: now)
+        let recent = { (idle: Idle) in idleAtMost.map { now - idle.since <= $0 } ?? true }
+        let index =
+            connections.lastIndex { recent($0) && loop != nil && $0.connection.channel.eventLoop === loop! }
+            ?? connections.lastIndex(where: recent)
+        guard let index else { return nil }
+        return connections.remove(at: index).connection
+    }
+
     /// Takes the connections idle past ``idleTimeout`` out of `connections` and returns them.
+    /// Connections are given back in time order and taken out without reordering the rest, so
+    /// the expired ones are the first few, and usually none.
     private func removeExpired(from connections: inout [Idle], now: NIODeadline) -> [OriginConnection] {
-        let expired = connections.filter { now - $0.since > idleTimeout }.map(\.connection)
-        connections.removeAll { now - $0.since > idleTimeout }
+        let kept = connections.firstIndex { now - $0.since <= idleTimeout } ?? connections.endIndex
+        guard kept > 0 else { return [] }
+        let expired = connections[..<kept].map(\.connection)
+        connections.removeSubrange(..<kept)
         return expired
     }
 
