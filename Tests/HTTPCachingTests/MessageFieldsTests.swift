@@ -16,6 +16,19 @@ struct MessageFieldsTests {
         #expect(MessageFields.removingUnstorable(fields).map(\.name.rawName) == ["X-B"])
     }
 
+    @Test("a message without hop-by-hop fields comes back whole; Connection: keep-alive takes itself and Keep-Alive")
+    func commonMessages() {
+        let plain = Fixtures.fields(["Content-Type: text/html", "X-Keep: 1", "Proxy-Authenticate: Basic"])
+        #expect(MessageFields.removingHopByHop(plain) == plain)
+        #expect(MessageFields.removingUnstorable(plain).map(\.name.rawName) == ["Content-Type", "X-Keep"])
+        let keepAlive = Fixtures.fields([
+            "Content-Type: text/html", "Connection: keep-alive", "Keep-Alive: timeout=5", "ETag: \"a\"",
+        ])
+        #expect(MessageFields.removingHopByHop(keepAlive).map(\.name.rawName) == ["Content-Type", "ETag"])
+        #expect(MessageFields.removingUnstorable(keepAlive).map(\.name.rawName) == ["Content-Type", "ETag"])
+        #expect(MessageFields.connectionListed(in: keepAlive) == [.keepAlive])
+    }
+
     struct StatusRow: CustomTestStringConvertible, Sendable {
         let status: CacheStatus
         let text: String

@@ -14,12 +14,15 @@ public enum MessageFields {
 
     /// The field names listed in `Connection` (RFC 9110 §7.6.1), which are hop-by-hop too.
     public static func connectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
-        var names: Set<HTTPField.Name> = []
+        Set(namesListedInConnection(fields))
+    }
+
+    /// The names `Connection` lists, in order: usually none or one (`keep-alive`, `close`).
+    private static func namesListedInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
+        var names: [HTTPField.Name] = []
         for value in fields[values: .connection] {
             for token in value.split(separator: ",") {
-                if let name = HTTPField.Name(String(token.trimmingHTTPWhitespace())) {
-                    names.insert(name)
-                }
+                if let name = HTTPField.Name(String(token.trimmingHTTPWhitespace())) { names.append(name) }
             }
         }
         return names
@@ -28,16 +31,24 @@ public enum MessageFields {
     /// `fields` without hop-by-hop fields and without those listed in `Connection`, for
     /// forwarding a message (RFC 9110 §7.6.1).
     public static func removingHopByHop(_ fields: HTTPFields) -> HTTPFields {
-        // `Connection` is hop-by-hop itself: without any hop-by-hop field, nothing is listed.
-        guard fields.contains(where: { hopByHop.contains($0.name) }) else { return fields }
-        let excluded = hopByHop.union(connectionListed(in: fields))
-        return fields.filtering { !excluded.contains($0.name) }
+        removing(hopByHop, andConnectionListedFrom: fields)
     }
 
     /// `fields` without hop-by-hop fields and proxy-specific ones, for storage (RFC 9111 §3.1).
     public static func removingUnstorable(_ fields: HTTPFields) -> HTTPFields {
-        let excluded = neverStored.union(connectionListed(in: fields))
-        return fields.filtering { !excluded.contains($0.name) }
+        removing(neverStored, andConnectionListedFrom: fields)
+    }
+
+    /// `fields` without those named in `excluded` (which holds `Connection`) and those that
+    /// `Connection` lists. Without any excluded field nothing is listed either, and `fields` come
+    /// back as they are; otherwise the few names listed are compared one by one (browsers and
+    /// servers send `Connection: keep-alive` with most messages) rather than merged into a set.
+    private static func removing(
+        _ excluded: Set<HTTPField.Name>, andConnectionListedFrom fields: HTTPFields
+    ) -> HTTPFields {
+        guard fields.contains(where: { excluded.contains($0.name) }) else { return fields }
+        let listed = namesListedInConnection(fields)
+        return fields.filtering { !excluded.contains($0.name) && !listed.contains($0.name) }
     }
 }
 
