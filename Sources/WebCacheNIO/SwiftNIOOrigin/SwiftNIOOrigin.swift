@@ -37,6 +37,10 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// skips parsing its URL.
     private let endpoints = NIOLockedValueBox([EndpointName: OriginEndpoint]())
 
+    /// How many origins' endpoints are remembered: a forward proxy meets many hosts, and past
+    /// this many the table starts again.
+    private static let endpointsRemembered = 1024
+
     private struct EndpointName: Hashable {
         var scheme: String
         var authority: String
@@ -137,7 +141,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         if let known = endpoints.withLockedValue({ $0[name] }) { return known }
         guard let url = request.url, let endpoint = OriginEndpoint(url) else { return nil }
         endpoints.withLockedValue { endpoints in
-            if endpoints.count >= 1024 { endpoints.removeAll() }  // a forward proxy meets many hosts
+            if endpoints.count >= Self.endpointsRemembered { endpoints.removeAll() }
             endpoints[name] = endpoint
         }
         return endpoint

@@ -283,5 +283,4 @@ extension HTTPCache {
             }
         }
     }
-
 }
