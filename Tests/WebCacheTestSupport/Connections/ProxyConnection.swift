@@ -102,6 +102,18 @@ public final class ProxyConnection: Sendable {
         }
     }
 
+    /// Runs the work the connection's loop is given for `duration` on the wall clock: what a
+    /// task does after its answer's last write (the connection takes its next step then) is done
+    /// before the test moves the clock.
+    public func settle(for duration: Duration = .milliseconds(30)) async {
+        let end = ContinuousClock.now + duration
+        repeat {
+            await channel.testingEventLoop.run()
+            try? await Task.sleep(for: .milliseconds(2))
+        } while ContinuousClock.now < end
+        await channel.testingEventLoop.run()
+    }
+
     /// Closes the connection from the client's side, if the proxy has not.
     public func close() async {
         try? await channel.close()
