@@ -60,6 +60,64 @@ struct ConnectionStateTests {
         #expect(decided4)
     }
 
+    @Test(
+        "reading goes on while an answer is on its way until a part waits behind it; an upgrade being spliced holds reads at once"
+    )
+    func readingWhileAnswering() {
+        var state = ConnectionState()
+        _ = state.receive(Self.head("/1"))
+        _ = state.receive(.end(nil))
+        state.startAnswering()
+        let nothingWaits = state.readRequested()
+        #expect(nothingWaits, "a client that does not pipeline keeps its read interest")
+        #expect(state.receive(Self.head("/2")) == nil)
+        let somethingWaits = state.readRequested()
+        #expect(!somethingWaits, "at most one read's worth of requests is buffered")
+        let keptOpen = state.answerWritten(keepAlive: true)
+        #expect(keptOpen)
+        #expect(Self.path(of: state.nextWaitingPart()) == "/2")
+        #expect(state.nextStep() == .read)
+
+        var upgrading = ConnectionState()
+        _ = upgrading.receive(Self.head("/socket"))
+        upgrading.startHandingOver()
+        let upgradeRead = upgrading.readRequested()
+        #expect(!upgradeRead, "the bytes after an upgrade are the tunnel's")
+    }
+
+    @Test(
+        "bytes of a head that come while an answer is on its way get their time limit once it is written, not before, and once"
+    )
+    func headBehindAnswer() {
+        var state = ConnectionState()
+        _ = state.receive(Self.head("/1"))
+        _ = state.receive(.end(nil))
+        state.startAnswering()
+        _ = state.readComplete(requestInProgress: false, headDeadlineRunning: false)  // the read of /1
+        let whileAnswering = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
+        #expect(!whileAnswering, "a slow origin does not count against the next head")
+        let beforeTheAnswer = state.headArrivedWhileAnswering(requestInProgress: false, headDeadlineRunning: false)
+        #expect(!beforeTheAnswer)
+        let keptOpen = state.answerWritten(keepAlive: true)
+        #expect(keptOpen)
+        let afterTheAnswer = state.headArrivedWhileAnswering(requestInProgress: false, headDeadlineRunning: false)
+        #expect(afterTheAnswer)
+        let again = state.headArrivedWhileAnswering(requestInProgress: false, headDeadlineRunning: false)
+        #expect(!again, "once")
+
+        var completed = ConnectionState()
+        _ = completed.receive(Self.head("/1"))
+        _ = completed.receive(.end(nil))
+        completed.startAnswering()
+        _ = completed.readComplete(requestInProgress: false, headDeadlineRunning: false)
+        _ = completed.readComplete(requestInProgress: false, headDeadlineRunning: false)
+        _ = completed.receive(Self.head("/2"))  // the rest of the head came
+        let keptOpen2 = completed.answerWritten(keepAlive: true)
+        #expect(keptOpen2)
+        let headCame = completed.headArrivedWhileAnswering(requestInProgress: false, headDeadlineRunning: false)
+        #expect(!headCame, "the head is in: no time limit for it")
+    }
+
     @Test("an answer that does not keep the connection alive closes it, waiting requests or not")
     func notKeptAlive() {
         var state = ConnectionState()
@@ -203,7 +261,9 @@ struct ConnectionStateTests {
         let decided21 = connected.readRequested()
         #expect(!decided21)
         connected.tunnelConnected()
-        #expect(connected.phase == .answering)
+        #expect(connected.phase == .handingOver)
+        let decided23 = connected.readRequested()
+        #expect(!decided23, "what follows belongs to the tunnel")
         connected.handedOver()
         let decided22 = connected.answerWritten(keepAlive: true)
         #expect(decided22)

@@ -136,6 +136,10 @@ struct ConnectionTableTests {
             steps: [.send("GET /a HTTP/1.1\r\nHost: shop.test\r\n"), .wait(seconds: 11, answered: 0)],
             statuses: [408], closes: true),
         Row(
+            rule: "a head still arriving after the head timeout, its first bytes sent while a miss was answered: 408",
+            steps: [.send(get), .send("GET /a HTTP/1.1\r\nHost: shop.test\r\n"), .wait(seconds: 11, answered: 1)],
+            statuses: [200, 408], closes: true, fetches: 1),
+        Row(
             rule: "a connection quiet between requests outlives the head timeout",
             steps: [.send(get), .wait(seconds: 11, answered: 1), .send(get)], statuses: [200, 200], closes: false,
             fetches: 1),

@@ -7,7 +7,10 @@ import NIOHTTP1
 /// no clock and no request, so every decision can be tested alone (`ConnectionStateTests`).
 ///
 /// One request is answered at a time, in order: parts that arrive while an answer is on its way
-/// wait, and a read the channel asks for meanwhile is held until the answer is written.
+/// wait. Reading goes on while an answer is on its way until a part waits (as SwiftNIO's
+/// `HTTPServerPipelineHandler` does): a client that does not pipeline costs no switching of the
+/// socket's read interest (two `epoll_ctl` calls per answer), and one that does has at most one
+/// read's worth of requests buffered; a read asked for then is held until the answer is written.
 /// `ProxyHTTPHandler` carries out what it decides (AsyncHTTPClient's
 /// `HTTP1ConnectionStateMachine` is the model).
 struct ConnectionState {
@@ -15,8 +18,11 @@ struct ConnectionState {
     enum Phase: Equatable {
         /// Reading requests; answers written on the spot go out without leaving this phase.
         case reading
-        /// An answer is on its way on a task (or the connection is becoming a tunnel).
+        /// An answer is on its way on a task: parts that arrive wait behind it.
         case answering
+        /// The connection is becoming a tunnel (its destination is connected, or an upgrade is being
+        /// spliced): nothing more is read here; the tunnel reads what follows.
+        case handingOver
         /// A `CONNECT` destination is being connected (or its certificate made).
         case connectingTunnel
     }
@@ -55,6 +61,9 @@ struct ConnectionState {
     private var writesOutstanding = 0
     /// Whether the current read gave the decoder a whole part.
     private var readGaveParts = false
+    /// Bytes came while an answer was on its way and gave no whole part: a head is arriving, and
+    /// gets its time limit once the answer is written.
+    private var headArrivingBehindAnswer = false
     /// A step that ends the connection was taken: nothing more is handled or decided.
     private var ending = false
 
@@ -67,6 +76,7 @@ struct ConnectionState {
     /// behind an answer (or behind parts already waiting).
     mutating func receive(_ part: HTTPServerRequestPart) -> HTTPServerRequestPart? {
         readGaveParts = true
+        headArrivingBehindAnswer = false
         guard phase == .reading && waiting.isEmpty else {
             waiting.append(part)
             return nil
@@ -74,9 +84,16 @@ struct ConnectionState {
         return part
     }
 
-    /// An answer goes on a task: parts wait and reads are held until ``answerWritten(keepAlive:)``.
+    /// An answer goes on a task: parts wait until ``answerWritten(keepAlive:)``, and reads are
+    /// held once one waits.
     mutating func startAnswering() {
         phase = .answering
+    }
+
+    /// An upgrade is being spliced to its destination: parts wait and reads are held, since the
+    /// bytes that follow belong to the tunnel.
+    mutating func startHandingOver() {
+        phase = .handingOver
     }
 
     /// A `CONNECT` destination is being connected.
@@ -86,7 +103,7 @@ struct ConnectionState {
 
     /// The tunnel's destination is connected: the connection is handed over next.
     mutating func tunnelConnected() {
-        phase = .answering
+        phase = .handingOver
     }
 
     /// The tunnel could not be set up: a refusal is answered next, as any answer.
@@ -136,13 +153,15 @@ struct ConnectionState {
     // MARK: Channel events
 
     /// The channel asks for a read: `true` to read now, `false` when it is held until the
-    /// answer is written.
+    /// answer is written (a part waits behind it, or the connection is becoming a tunnel).
     mutating func readRequested() -> Bool {
-        guard phase == .reading else {
+        switch phase {
+        case .reading: return true
+        case .answering where waiting.isEmpty: return true
+        case .answering, .handingOver, .connectingTunnel:
             readHeld = true
             return false
         }
-        return true
     }
 
     /// A write of an answer on a task; counted until the socket takes it.
@@ -196,7 +215,17 @@ struct ConnectionState {
     /// (unless one is running).
     mutating func readComplete(requestInProgress: Bool, headDeadlineRunning: Bool) -> Bool {
         defer { readGaveParts = false }
+        if !readGaveParts && phase == .answering { headArrivingBehindAnswer = true }
         return !readGaveParts && phase == .reading && !requestInProgress && !headDeadlineRunning
+    }
+
+    /// After the waiting parts, once an answer is written: `true` when bytes of a head came while
+    /// it was on its way (``readComplete(requestInProgress:headDeadlineRunning:)`` held back its
+    /// time limit), so that the time limit starts now — as it would had they been read now.
+    mutating func headArrivedWhileAnswering(requestInProgress: Bool, headDeadlineRunning: Bool) -> Bool {
+        guard headArrivingBehindAnswer, phase == .reading, !ending else { return false }
+        headArrivingBehindAnswer = false
+        return !requestInProgress && !headDeadlineRunning
     }
 
     /// The time limit of an arriving head passed: `true` to refuse it (408) and close, unless

@@ -9,16 +9,21 @@ extension ProxyHTTPHandler {
         // Bytes came and no part of a request: a head is arriving. It has a time limit from now
         // (the idle timeout restarts with every byte, so it cannot stop a trickle).
         if state.readComplete(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            headDeadline = context.eventLoop.scheduleTask(
-                in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)
-            ) {
-                let (handler, context) = loopBound.value
-                handler.headDeadline = nil
-                handler.headTimedOut(context: context)
-            }
+            startHeadDeadline(context: context)
         }
         context.fireChannelReadComplete()
+    }
+
+    /// Gives the head that is arriving ``ProxyConfiguration/requestHeadTimeout`` from now.
+    func startHeadDeadline(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        headDeadline = context.eventLoop.scheduleTask(
+            in: .nanoseconds(proxy.configuration.requestHeadTimeout.nanoseconds)
+        ) {
+            let (handler, context) = loopBound.value
+            handler.headDeadline = nil
+            handler.headTimedOut(context: context)
+        }
     }
 
     private func headTimedOut(context: ChannelHandlerContext) {

@@ -169,7 +169,7 @@ extension ProxyHTTPHandler {
     /// (verified) TLS, sends the request as it came, and splices the two; nothing is cached.
     func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
         guard let tunnel, let interception = proxy.interception else { return }
-        state.startAnswering()
+        state.startHandingOver()
         let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
         let connecting = interception.verification.connect(
             to: destination, on: context.eventLoop, timeout: proxy.configuration.connectTimeout)

@@ -19,9 +19,9 @@ import Foundation
 /// requests are served by another such handler (``InterceptedTunnel``).
 ///
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
-/// on its way wait, and reading stops until it is written. Malformed requests get a 400 and the
-/// connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the connection closes once the
-/// answer in flight is written. Those decisions are made by a ``ConnectionState`` value; this
+/// on its way wait, and reading stops once one waits, until the answer is written. Malformed
+/// requests get a 400 and the connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the
+/// connection closes once the answer in flight is written. Those decisions are made by a ``ConnectionState`` value; this
 /// class carries them out and does the HTTP.
 ///
 /// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`, heads that do
@@ -256,6 +256,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         while let part = state.nextWaitingPart() {
             handle(part, context: context)
+        }
+        if state.headArrivedWhileAnswering(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
+            startHeadDeadline(context: context)
         }
         switch state.nextStep() {
         case .none: break
