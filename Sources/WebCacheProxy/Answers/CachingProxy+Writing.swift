@@ -102,27 +102,30 @@ extension CachingProxy {
     }
 
     /// Writes an encoded answer (and its body file), and flushes unless the caller flushes
-    /// later; the future completes once it is written.
-    @discardableResult
-    func send(_ answer: EncodedAnswer, to channel: any Channel, flush: Bool) -> EventLoopFuture<Void> {
-        let written: EventLoopFuture<Void>
+    /// later; `written` (if any) completes once it is written. Bytes alone go without a promise
+    /// when none is asked for: most answers on a kept-alive connection need none.
+    func send(
+        _ answer: EncodedAnswer, to channel: any Channel, flush: Bool, written: EventLoopPromise<Void>? = nil
+    ) {
         switch answer {
         case .bytes(let bytes):
-            written = channel.write(bytes)
+            channel.write(bytes, promise: written)
         case .headThenFile(let head, let file):
             channel.write(head, promise: nil)
             let handle = file.borrowHandle()
             let region = FileRegion(fileHandle: handle, readerIndex: file.offset, endIndex: file.offset + file.size)
-            written = channel.write(IOData.fileRegion(region))
-            written.whenComplete { _ in file.release(handle) }
+            let sent = written ?? channel.eventLoop.makePromise()
+            sent.futureResult.whenComplete { _ in file.release(handle) }
+            channel.write(IOData.fileRegion(region), promise: sent)
         case .wholeFile(let wireFile):
             let handle = wireFile.borrowHandle()
-            written = channel.write(
-                IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)))
-            written.whenComplete { _ in wireFile.release(handle) }
+            let sent = written ?? channel.eventLoop.makePromise()
+            sent.futureResult.whenComplete { _ in wireFile.release(handle) }
+            channel.write(
+                IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)),
+                promise: sent)
         }
         if flush { channel.flush() }
-        return written
     }
 
     /// How the body of `response` goes on the wire: none where none may follow (HEAD, 1xx, 204,

@@ -237,12 +237,15 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// out back to back, which wakes the clients fewer times than one flush per answer.
     private func finish(_ answer: EncodedAnswer, context: ChannelHandlerContext, persistence: ConnectionPersistence) {
         let channel = context.channel
-        let written = proxy.send(answer, to: channel, flush: false)
-        context.eventLoop.execute { channel.flush() }
         guard persistence.keepsAlive else {
-            written.whenComplete { _ in channel.close(promise: nil) }
+            let written = context.eventLoop.makePromise(of: Void.self)
+            proxy.send(answer, to: channel, flush: false, written: written)
+            context.eventLoop.execute { channel.flush() }
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
             return
         }
+        proxy.send(answer, to: channel, flush: false)
+        context.eventLoop.execute { channel.flush() }
         answered(context: context, keepAlive: true)
     }
 
