@@ -26,6 +26,16 @@ struct RequestIdentityTests {
                         headers: HTTPHeaders([("Host", "example.com"), ("Accept", "*/*")]))))
     }
 
+    @Test("an answer is kept for a head the second time it comes; a third time counts as a first")
+    func admission() {
+        let answers = ReplayCache()
+        let page = identity("/page", [("Host", "example.com")])
+        let other = identity("/other", [("Host", "example.com")])
+        let seen = [page, other, page, other, page, page].map { answers.admits($0) }
+        // (Two heads share a slot once in 32768 runs: then each comes as if for the first time.)
+        #expect(seen == [false, false, true, true, false, true])
+    }
+
     @Test("canonically equivalent but different bytes are different requests")
     func canonicalEquivalence() {
         let composed = "caf\u{E9}"

@@ -104,12 +104,16 @@ final class ReplayCache: Sendable {
     private struct State {
         var answers: [RequestIdentity: RecordedAnswer] = [:]
         var cost = Cost()
-        /// Hashes of request heads seen once, whose answers were not kept.
-        var seenOnce = Set<Int>()
+        /// Hashes of request heads seen once, whose answers were not kept: one slot per hash (its
+        /// low bits), so noting and finding one is a single array access — a later head whose
+        /// hash falls in the same slot takes it, and the earlier one counts as unseen again.
+        var seenOnce = [Int](repeating: ReplayCache.emptySlot, count: ReplayCache.seenOnceSlots)
     }
 
-    /// Heads remembered as seen once; when full the set starts again empty.
-    static let seenOnceCapacity = 1 << 16
+    /// Slots of heads remembered as seen once (256 KiB).
+    static let seenOnceSlots = 1 << 15
+    /// A slot no head is noted in (a head whose hash is this counts as unseen every time).
+    static let emptySlot = 0
 
     private let state = NIOLockedValueBox(State())
 
@@ -124,10 +128,13 @@ final class ReplayCache: Sendable {
     /// the first time it is only noted.
     func admits(_ identity: RequestIdentity) -> Bool {
         let hash = identity.digest
+        let slot = hash & (Self.seenOnceSlots - 1)
         return state.withLockedValue { state in
-            if state.seenOnce.remove(hash) != nil { return true }
-            if state.seenOnce.count >= Self.seenOnceCapacity { state.seenOnce.removeAll(keepingCapacity: true) }
-            state.seenOnce.insert(hash)
+            if state.seenOnce[slot] == hash && hash != Self.emptySlot {
+                state.seenOnce[slot] = Self.emptySlot
+                return true
+            }
+            state.seenOnce[slot] = hash
             return false
         }
     }
