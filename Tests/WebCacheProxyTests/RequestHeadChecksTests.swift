@@ -1,3 +1,4 @@
+import NIOHTTP1
 import Testing
 
 @testable import WebCacheProxy
@@ -24,5 +25,35 @@ struct RequestHeadChecksTests {
         ])
     func invalid(_ value: String) {
         #expect(!RequestHeadChecks.isAuthority(value))
+    }
+
+    struct HostFields: Sendable, CustomTestStringConvertible {
+        var fields: [(String, String)]
+        var version = HTTPVersion.http1_1
+        /// The problem found, or `nil` for none.
+        var problem: String?
+
+        var testDescription: String { "\(fields) over HTTP/\(version.major).\(version.minor)" }
+    }
+
+    @Test(
+        "Host fields are counted in any case, and only Host (RFC 9112 §3.2)",
+        arguments: [
+            HostFields(fields: [("Host", "a.test")], problem: nil),
+            HostFields(fields: [("host", "a.test")], problem: nil),
+            HostFields(fields: [("hOsT", "a.test")], problem: nil),
+            HostFields(fields: [("Host", "a.test"), ("HOST", "b.test")], problem: "the request has 2 Host fields"),
+            HostFields(
+                fields: [("X-Host", "a.test"), ("Hosts", "b.test"), ("Hos", "c")],
+                problem: "an HTTP/1.1 request needs a Host field"),
+            HostFields(fields: [("Ho\u{13}t", "a.test")], problem: "an HTTP/1.1 request needs a Host field"),
+            HostFields(fields: [], version: .http1_0, problem: nil),
+            HostFields(
+                fields: [("Accept", "*/*"), ("host", "a b")], problem: "the Host field is not a valid host[:port]"),
+        ])
+    func hostFields(_ row: HostFields) {
+        let head = HTTPRequestHead(
+            version: row.version, method: .GET, uri: "/", headers: HTTPHeaders(row.fields))
+        #expect(RequestHeadChecks.hostProblem(head) == row.problem)
     }
 }

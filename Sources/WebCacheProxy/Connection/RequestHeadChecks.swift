@@ -5,12 +5,25 @@ enum RequestHeadChecks {
     /// Why the head's `Host` is unacceptable (RFC 9112 §3.2: a 400 for an HTTP/1.1 request
     /// without one, for more than one, and for an invalid value); `nil` when it is fine.
     static func hostProblem(_ head: HTTPRequestHead) -> String? {
-        let hosts = head.headers["Host"]
-        guard hosts.count <= 1 else { return "the request has \(hosts.count) Host fields" }
-        guard let host = hosts.first else {
+        // Counted without gathering the values into an array: every request goes through it.
+        var count = 0
+        var host: String?
+        for field in head.headers where isHostName(field.name) {
+            count += 1
+            if host == nil { host = field.value }
+        }
+        guard count <= 1 else { return "the request has \(count) Host fields" }
+        guard let host else {
             return head.version.major == 1 && head.version.minor >= 1 ? "an HTTP/1.1 request needs a Host field" : nil
         }
         return isAuthority(host) ? nil : "the Host field is not a valid host[:port]"
+    }
+
+    /// Whether a field name is `Host`, in any case.
+    static func isHostName(_ name: String) -> Bool {
+        // Setting the 0x20 bit maps exactly the upper- and lower-case forms of a letter onto the
+        // lower-case one, and no other byte onto these four letters.
+        name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8) { $0 | 0x20 == $1 }
     }
 
     /// `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): a bracketed IP literal, or
