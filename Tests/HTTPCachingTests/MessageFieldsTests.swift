@@ -29,6 +29,36 @@ struct MessageFieldsTests {
         #expect(MessageFields.connectionListed(in: keepAlive) == [.keepAlive])
     }
 
+    @Test("Connection options are names in any case: Keep-Alive, CLOSE, and ones merely starting like them")
+    func connectionOptionsInAnyCase() throws {
+        let fields = Fixtures.fields([
+            "Connection: Keep-Alive , CLOSE", "Connection: keep-alivex,X-A", "Keep-Alive: 5", "Close: 1",
+            "Keep-Alivex: 2", "X-A: 3", "X-B: 4",
+        ])
+        #expect(MessageFields.removingHopByHop(fields).map(\.name.rawName) == ["X-B"])
+        let listed = MessageFields.connectionListed(in: fields)
+        let expected = try ["keep-alive", "close", "keep-alivex", "x-a"].map { try #require(HTTPField.Name($0)) }
+        #expect(listed == Set(expected))
+    }
+
+    @Test("the name checks agree with the sets they stand for, in any case of the name as sent")
+    func nameChecks() throws {
+        for name in MessageFields.hopByHop {
+            #expect(MessageFields.isHopByHop(name) && MessageFields.isNeverStored(name), "\(name)")
+            let shouted = try #require(HTTPField.Name(name.rawName.uppercased()))
+            #expect(MessageFields.isHopByHop(shouted), "\(shouted)")
+        }
+        for name in MessageFields.neverStored.subtracting(MessageFields.hopByHop) {
+            #expect(!MessageFields.isHopByHop(name) && MessageFields.isNeverStored(name), "\(name)")
+        }
+        for other in [
+            "Content-Type", "Trailers", "T", "Keep-Alive-X", "Proxy", "X-Connection", "Upgrade-Insecure-Requests",
+        ] {
+            let name = try #require(HTTPField.Name(other))
+            #expect(!MessageFields.isHopByHop(name) && !MessageFields.isNeverStored(name), "\(other)")
+        }
+    }
+
     struct StatusRow: CustomTestStringConvertible, Sendable {
         let status: CacheStatus
         let text: String

@@ -113,6 +113,18 @@ struct StorabilityTests {
         #expect(names == ["cache-control", "c", "set-cookie", "content-length", "content-security-policy"])
     }
 
+    @Test("a response that excludes nothing more is stored field for field; an upstream Cache-Status never is")
+    func plainHeadForStorage() {
+        let rules = CacheRules.shared
+        let plain = Fixtures.response(200, ["Cache-Control: max-age=60", "Content-Type: text/html", "ETag: \"a\""])
+        let head = rules.headForStorage(plain, storability: rules.storability(of: plain, for: Fixtures.request()))
+        #expect(head.headerFields == plain.headerFields)
+        let relayed = Fixtures.response(
+            200, ["Cache-Control: max-age=60", "Cache-Status: upstream; hit", "Content-Type: text/html"])
+        let stored = rules.headForStorage(relayed, storability: rules.storability(of: relayed, for: Fixtures.request()))
+        #expect(stored.headerFields.map(\.name.rawName) == ["Cache-Control", "Content-Type"])
+    }
+
     @Test("a private cache keeps private-listed fields")
     func privateCacheKeepsFields() {
         let rules = CacheRules.private

@@ -20,35 +20,72 @@ public enum MessageFields {
     /// The names `Connection` lists, in order: usually none or one (`keep-alive`, `close`).
     private static func namesListedInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
         var names: [HTTPField.Name] = []
-        for value in fields[values: .connection] {
-            for token in value.split(separator: ",") {
-                if let name = HTTPField.Name(String(token.trimmingHTTPWhitespace())) { names.append(name) }
+        for field in fields where field.name == .connection {
+            for token in field.value.split(separator: ",") {
+                let token = token.trimmingHTTPWhitespace()
+                if let name = commonConnectionOption(token) ?? HTTPField.Name(String(token)) { names.append(name) }
             }
         }
         return names
     }
 
+    /// The name of the options most messages list, `keep-alive` and `close`, in any case,
+    /// without making a string for it.
+    private static func commonConnectionOption(_ token: Substring) -> HTTPField.Name? {
+        if equalsIgnoringASCIICase(token, "keep-alive") { return .keepAlive }
+        if equalsIgnoringASCIICase(token, "close") { return closeOption }
+        return nil
+    }
+
+    private static let closeOption = HTTPField.Name("close")!
+
+    /// Whether `token` is `lowercase` in any ASCII case (`lowercase` holds letters and `-` only).
+    private static func equalsIgnoringASCIICase(_ token: Substring, _ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return token.utf8.count == expected.count
+            && token.utf8.elementsEqual(expected) { byte, wanted in
+                byte == wanted || (wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z") && byte | 0x20 == wanted)
+            }
+    }
+
     /// `fields` without hop-by-hop fields and without those listed in `Connection`, for
     /// forwarding a message (RFC 9110 §7.6.1).
     public static func removingHopByHop(_ fields: HTTPFields) -> HTTPFields {
-        removing(hopByHop, andConnectionListedFrom: fields)
+        removing(where: isHopByHop, andConnectionListedFrom: fields)
     }
 
     /// `fields` without hop-by-hop fields and proxy-specific ones, for storage (RFC 9111 §3.1).
     public static func removingUnstorable(_ fields: HTTPFields) -> HTTPFields {
-        removing(neverStored, andConnectionListedFrom: fields)
+        removing(where: isNeverStored, andConnectionListedFrom: fields)
     }
 
-    /// `fields` without those named in `excluded` (which holds `Connection`) and those that
+    /// Whether `name` is in ``hopByHop``. Names are compared, not looked up in the set: a lookup
+    /// hashes the name, and every field of every message forwarded or stored is asked about.
+    public static func isHopByHop(_ name: HTTPField.Name) -> Bool {
+        switch name.canonicalName {
+        case "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer": true
+        default: false
+        }
+    }
+
+    /// Whether `name` is in ``neverStored`` (compared as in ``isHopByHop(_:)``).
+    public static func isNeverStored(_ name: HTTPField.Name) -> Bool {
+        switch name.canonicalName {
+        case "proxy-authenticate", "proxy-authentication-info", "proxy-authorization": true
+        default: isHopByHop(name)
+        }
+    }
+
+    /// `fields` without those `excluded` names (which include `Connection`) and those that
     /// `Connection` lists. Without any excluded field nothing is listed either, and `fields` come
     /// back as they are; otherwise the few names listed are compared one by one (browsers and
     /// servers send `Connection: keep-alive` with most messages) rather than merged into a set.
     private static func removing(
-        _ excluded: Set<HTTPField.Name>, andConnectionListedFrom fields: HTTPFields
+        where excluded: (HTTPField.Name) -> Bool, andConnectionListedFrom fields: HTTPFields
     ) -> HTTPFields {
-        guard fields.contains(where: { excluded.contains($0.name) }) else { return fields }
+        guard fields.contains(where: { excluded($0.name) }) else { return fields }
         let listed = namesListedInConnection(fields)
-        return fields.filtering { !excluded.contains($0.name) && !listed.contains($0.name) }
+        return fields.filtering { !excluded($0.name) && !listed.contains($0.name) }
     }
 }
 

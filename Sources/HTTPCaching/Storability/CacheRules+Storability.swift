@@ -96,8 +96,14 @@ extension CacheRules {
     public func headForStorage(_ response: HTTPResponse, storability: Storability) -> HTTPResponse {
         var stored = response
         let excluded = storability.fieldsToOmit
-        stored.headerFields = MessageFields.removingUnstorable(response.headerFields)
-            .filtering { !excluded.contains($0.name) && $0.name != .cacheStatus }
+        let storable = MessageFields.removingUnstorable(response.headerFields)
+        // Most responses exclude nothing more: they are stored without a second pass (and
+        // without hashing each name to look it up in an empty set).
+        guard !excluded.isEmpty || storable.contains(.cacheStatus) else {
+            stored.headerFields = storable
+            return stored
+        }
+        stored.headerFields = storable.filtering { !excluded.contains($0.name) && $0.name != .cacheStatus }
         return stored
     }
 
