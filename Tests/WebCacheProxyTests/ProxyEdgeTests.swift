@@ -18,6 +18,41 @@ struct ProxyEdgeTests {
         text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
     }
 
+    @Test(
+        "requests pipelined while a miss is on its way — one, then a burst of fifty — are answered after it, in order, on a real socket"
+    )
+    func pipelinedBehindMiss() async throws {
+        try await TestOrigin.with { origin in
+            let rest = OriginGate()
+            origin.route("/slow") { _ in
+                var response = TestOrigin.Response.text("slow", headers: [("Cache-Control", "max-age=60")])
+                response.pauseAfter = 1
+                response.pauseUntil = rest
+                return response
+            }
+            origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+            origin.route("/b") { _ in .text("second", headers: [("Cache-Control", "max-age=60")]) }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+                defer { RawHTTPClient.close(connection) }
+                await rest.arrivals(1)  // the miss is on its way, its body held at the origin
+                RawHTTPClient.sendMore(connection, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+                let burst = (0..<50).map { "GET /\($0 % 2 == 0 ? "b" : "a") HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
+                RawHTTPClient.sendMore(connection, burst + "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                rest.open()
+                let answer = try #require(RawHTTPClient.receiveUntilClosed(connection, timeout: 10))
+                let bodies = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map {
+                    $0.components(separatedBy: "\r\n\r\n").last ?? ""
+                }
+                let expected = ["slow", "first"] + (0..<50).map { $0 % 2 == 0 ? "second" : "first" } + ["first"]
+                #expect(Self.responses(in: answer) == Array(repeating: "200", count: 53))
+                #expect(bodies == expected)
+                #expect(origin.count("/a") == 1 && origin.count("/b") == 1)
+            }
+        }
+    }
+
     @Test("a request followed by the client's half-close is answered")
     func halfClose() async throws {
         try await Self.withOrigin { _, port in
