@@ -32,21 +32,12 @@ public enum MessageFields {
     /// The name of the options most messages list, `keep-alive` and `close`, in any case,
     /// without making a string for it.
     private static func commonConnectionOption(_ token: Substring) -> HTTPField.Name? {
-        if equalsIgnoringASCIICase(token, "keep-alive") { return .keepAlive }
-        if equalsIgnoringASCIICase(token, "close") { return closeOption }
+        if token.equalsIgnoringASCIICase("keep-alive") { return .keepAlive }
+        if token.equalsIgnoringASCIICase("close") { return closeOption }
         return nil
     }
 
     private static let closeOption = HTTPField.Name("close")!
-
-    /// Whether `token` is `lowercase` in any ASCII case (`lowercase` holds letters and `-` only).
-    private static func equalsIgnoringASCIICase(_ token: Substring, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return token.utf8.count == expected.count
-            && token.utf8.elementsEqual(expected) { byte, wanted in
-                byte == wanted || (wanted >= UInt8(ascii: "a") && wanted <= UInt8(ascii: "z") && byte | 0x20 == wanted)
-            }
-    }
 
     /// `fields` without hop-by-hop fields and without those listed in `Connection`, for
     /// forwarding a message (RFC 9110 §7.6.1).

@@ -114,18 +114,24 @@ extension CachingProxy {
             channel.write(head, promise: nil)
             let handle = file.borrowHandle()
             let region = FileRegion(fileHandle: handle, readerIndex: file.offset, endIndex: file.offset + file.size)
-            let sent = written ?? channel.eventLoop.makePromise()
-            sent.futureResult.whenComplete { _ in file.release(handle) }
-            channel.write(IOData.fileRegion(region), promise: sent)
+            write(region, to: channel, written: written) { file.release(handle) }
         case .wholeFile(let wireFile):
             let handle = wireFile.borrowHandle()
-            let sent = written ?? channel.eventLoop.makePromise()
-            sent.futureResult.whenComplete { _ in wireFile.release(handle) }
-            channel.write(
-                IOData.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)),
-                promise: sent)
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)
+            write(region, to: channel, written: written) { wireFile.release(handle) }
         }
         if flush { channel.flush() }
+    }
+
+    /// Writes a region of a borrowed file and gives the file back (`release`) once it is written;
+    /// a region always has a promise for that, `written` when the caller asked for one.
+    private func write(
+        _ region: FileRegion, to channel: any Channel, written: EventLoopPromise<Void>?,
+        release: @escaping @Sendable () -> Void
+    ) {
+        let sent = written ?? channel.eventLoop.makePromise()
+        sent.futureResult.whenComplete { _ in release() }
+        channel.write(IOData.fileRegion(region), promise: sent)
     }
 
     /// How the body of `response` goes on the wire: none where none may follow (HEAD, 1xx, 204,

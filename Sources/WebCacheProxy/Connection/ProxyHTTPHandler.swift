@@ -21,8 +21,8 @@ import Foundation
 /// One request is answered at a time, in order: requests a client pipelines while an answer is
 /// on its way wait, and reading stops once one waits, until the answer is written. Malformed
 /// requests get a 400 and the connection closes; on shutdown (`ChannelShouldQuiesceEvent`) the
-/// connection closes once the answer in flight is written. Those decisions are made by a ``ConnectionState`` value; this
-/// class carries them out and does the HTTP.
+/// connection closes once the answer in flight is written. Those decisions are made by a
+/// ``ConnectionState`` value; this class carries them out and does the HTTP.
 ///
 /// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`, heads that do
 /// not arrive in time and bytes that are not HTTP in `ProxyHTTPHandler+Malformed.swift`; the
@@ -237,16 +237,15 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// out back to back, which wakes the clients fewer times than one flush per answer.
     private func finish(_ answer: EncodedAnswer, context: ChannelHandlerContext, persistence: ConnectionPersistence) {
         let channel = context.channel
-        guard persistence.keepsAlive else {
-            let written = context.eventLoop.makePromise(of: Void.self)
-            proxy.send(answer, to: channel, flush: false, written: written)
-            context.eventLoop.execute { channel.flush() }
-            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        // Only a connection that closes after the answer waits for it to be written.
+        let written = persistence.keepsAlive ? nil : context.eventLoop.makePromise(of: Void.self)
+        proxy.send(answer, to: channel, flush: false, written: written)
+        context.eventLoop.execute { channel.flush() }
+        guard let written else {
+            answered(context: context, keepAlive: true)
             return
         }
-        proxy.send(answer, to: channel, flush: false)
-        context.eventLoop.execute { channel.flush() }
-        answered(context: context, keepAlive: true)
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// After an answer: closes the connection, or goes on with requests that arrived meanwhile

@@ -1,3 +1,4 @@
+import HTTPCaching
 import NIOHTTP1
 
 /// Checks of a request head that RFC 9112 makes a server's duty, before anything is routed.
@@ -21,9 +22,7 @@ enum RequestHeadChecks {
 
     /// Whether a field name is `Host`, in any case.
     static func isHostName(_ name: String) -> Bool {
-        // Setting the 0x20 bit maps exactly the upper- and lower-case forms of a letter onto the
-        // lower-case one, and no other byte onto these four letters.
-        name.utf8.count == 4 && name.utf8.elementsEqual("host".utf8) { $0 | 0x20 == $1 }
+        name.equalsIgnoringASCIICase("host")
     }
 
     /// `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): a bracketed IP literal, or
