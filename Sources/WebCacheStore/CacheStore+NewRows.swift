@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 extension CacheStore {
     /// Writes new entries' rows in one transaction: each replaces the row with the same key and
@@ -36,32 +37,96 @@ extension CacheStore {
 
     /// Inside a write transaction: deletes the row with the same key and variant as `row` and
     /// inserts `row` (its id is then the connection's last inserted row id). Returns what went.
+    ///
+    /// Both statements are GRDB's cached ones on its writer connection, bound and stepped
+    /// through SQLite's C interface (``SQLiteBinding``): every stored entry runs them.
     private func replaceRow(_ row: EntryRow, in db: Database) throws -> [RemovedRow] {
-        let sameVariant = try db.cachedStatement(
-            sql:
-                "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?"
-        )
-        let removed = try RemovedRow.fetchAll(sameVariant, arguments: [namespace, row.method, row.url, row.varyKey])
+        // The statements are held while their SQLite handles are in use: GRDB's cache owns them
+        // and finalizes them when it lets go.
+        let sameVariant = try db.cachedStatement(sql: Self.sameVariantSQL)
+        let removed = try withExtendedLifetime(sameVariant) { () throws -> [RemovedRow] in
+            let handle = sameVariant.sqliteStatement
+            defer { SQLiteBinding.reset(handle) }
+            try SQLiteBinding.bind(namespace, at: 1, in: handle)
+            try SQLiteBinding.bind(row.method, at: 2, in: handle)
+            try SQLiteBinding.bind(row.url, at: 3, in: handle)
+            try SQLiteBinding.bind(row.varyKey, at: 4, in: handle)
+            var removed: [RemovedRow] = []
+            while try Self.step(handle, db, doing: "find the stored variant of \(row.url)") {
+                removed.append(RemovedRow(statement: handle))
+            }
+            return removed
+        }
         if !removed.isEmpty {
             try db.execute(
                 sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
         }
         let insert = try db.cachedStatement(sql: Self.insertSQL)
-        try insert.execute(arguments: [
-            row.namespace, row.method, row.url, row.host, row.varyKey, row.status, row.requestHeaders,
-            row.responseHeaders,
-            row.requestTime, row.responseTime, row.lastAccess, row.bodySize, row.bodyChecksum, row.bodyFile,
-            row.bodyInline,
-            row.appExpiry, row.discardAfter, row.groupName, row.pinned,
-        ])
+        try withExtendedLifetime(insert) {
+            let handle = insert.sqliteStatement
+            defer { SQLiteBinding.reset(handle) }
+            try bindForInsert(row, to: handle)
+            _ = try Self.step(handle, db, doing: "store \(row.url)")
+        }
         return removed
     }
 
-    /// A prepared insert of every column but the id, in ``EntryRow``'s order (cheaper than the
-    /// record's generic encoding, which a miss pays for every stored entry).
+    /// Binds every column of `row` but the id, in ``insertSQL``'s order.
+    private func bindForInsert(_ row: EntryRow, to insert: OpaquePointer) throws(SQLiteFailure) {
+        try SQLiteBinding.bind(row.namespace, at: 1, in: insert)
+        try SQLiteBinding.bind(row.method, at: 2, in: insert)
+        try SQLiteBinding.bind(row.url, at: 3, in: insert)
+        try SQLiteBinding.bind(row.host, at: 4, in: insert)
+        try SQLiteBinding.bind(row.varyKey, at: 5, in: insert)
+        try SQLiteBinding.bind(Int64(row.status), at: 6, in: insert)
+        try SQLiteBinding.bind(row.requestHeaders, at: 7, in: insert)
+        try SQLiteBinding.bind(row.responseHeaders, at: 8, in: insert)
+        try SQLiteBinding.bind(row.requestTime, at: 9, in: insert)
+        try SQLiteBinding.bind(row.responseTime, at: 10, in: insert)
+        try SQLiteBinding.bind(row.lastAccess, at: 11, in: insert)
+        try SQLiteBinding.bind(Int64(row.bodySize), at: 12, in: insert)
+        try SQLiteBinding.bind(row.bodyChecksum, at: 13, in: insert)
+        try SQLiteBinding.bind(row.bodyFile, at: 14, in: insert)
+        try SQLiteBinding.bind(row.bodyInline, at: 15, in: insert)
+        try SQLiteBinding.bind(row.appExpiry, at: 16, in: insert)
+        try SQLiteBinding.bind(row.discardAfter, at: 17, in: insert)
+        try SQLiteBinding.bind(row.groupName, at: 18, in: insert)
+        try SQLiteBinding.bind(row.pinned ? 1 : 0, at: 19, in: insert)
+    }
+
+    /// Steps `statement` once: `true` on a row, `false` when done; SQLite's error as GRDB's
+    /// `DatabaseError` otherwise, so that the transaction rolls back as for any other failure.
+    private static func step(_ statement: OpaquePointer, _ db: Database, doing what: @autoclosure () -> String) throws
+        -> Bool
+    {
+        let stepped = sqlite3_step(statement)
+        switch stepped {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: stepped),
+                message: "could not \(what()): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
+        }
+    }
+
+    private static let sameVariantSQL =
+        "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?"
+
+    /// A prepared insert of every column but the id, in ``EntryRow``'s order.
     private static let insertSQL = """
         INSERT INTO entry (namespace, method, url, host, varyKey, status, requestHeaders, responseHeaders, requestTime, \
         responseTime, lastAccess, bodySize, bodyChecksum, bodyFile, bodyInline, appExpiry, discardAfter, groupName, pinned) \
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
+}
+
+extension RemovedRow {
+    /// The row `statement` is on, its columns in the order of ``columns``.
+    fileprivate init(statement: OpaquePointer) {
+        self.init(
+            id: sqlite3_column_int64(statement, 0), method: SQLiteColumn.text(statement, 1) ?? "",
+            url: SQLiteColumn.text(statement, 2) ?? "", host: SQLiteColumn.text(statement, 3) ?? "",
+            bodyFile: SQLiteColumn.text(statement, 4))
+    }
 }

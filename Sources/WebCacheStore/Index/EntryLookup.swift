@@ -10,7 +10,9 @@ import Foundation
 /// The index query a lookup that misses the memory tier makes — a key's rows — on connections of
 /// its own, straight through SQLite's C interface.
 ///
-/// Every other read and every write goes through GRDB. This one is on the hit path of every entry
+/// Every other read goes through GRDB, and so does every write (the two statements each stored
+/// entry runs only bind and step through the C interface, on GRDB's writer connection: see
+/// `replaceRow` in `CacheStore+NewRows.swift`). This one is on the hit path of every entry
 /// the memory tier does not hold, and of every miss, and there GRDB's connection pool cost more
 /// than the query: a dispatch queue entered twice, a lock, a semaphore, a schema check and a
 /// dictionary of column names for each row (measured: 17 % of the proxy's time with 50,000 hot
@@ -76,9 +78,14 @@ final class EntryLookup: Sendable {
             connection = try Connection(path: path, sql: sql)
         }
         let statement = connection.statement
-        Self.bind(namespace, at: 1, in: statement)
-        Self.bind(method, at: 2, in: statement)
-        Self.bind(url, at: 3, in: statement)
+        do {
+            try SQLiteBinding.bind(namespace, at: 1, in: statement)
+            try SQLiteBinding.bind(method, at: 2, in: statement)
+            try SQLiteBinding.bind(url, at: 3, in: statement)
+        } catch {
+            SQLiteBinding.reset(statement)
+            throw error
+        }
         var rows: [EntryRow] = []
         while true {
             let stepped = sqlite3_step(statement)
@@ -90,17 +97,11 @@ final class EntryLookup: Sendable {
             rows.append(EntryRow(statement: statement))
         }
         // Reset before it is kept: once kept, another thread may take it.
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
+        SQLiteBinding.reset(statement)
         idle.withLock { connections in
             if connections.count < Self.idleConnectionsKept { connections.append(connection) }
         }
         return rows
-    }
-
-    private static func bind(_ text: String, at index: Int32, in statement: OpaquePointer) {
-        // SQLITE_TRANSIENT: SQLite copies the text, which need not outlive this call.
-        sqlite3_bind_text(statement, index, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
     }
 }
 
@@ -125,45 +126,24 @@ extension EntryRow {
     fileprivate init(statement: OpaquePointer) {
         self.init(
             id: sqlite3_column_int64(statement, 0),
-            namespace: Self.text(statement, 1) ?? "",
-            method: Self.text(statement, 2) ?? "",
-            url: Self.text(statement, 3) ?? "",
-            host: Self.text(statement, 4) ?? "",
-            varyKey: Self.text(statement, 5) ?? "",
+            namespace: SQLiteColumn.text(statement, 1) ?? "",
+            method: SQLiteColumn.text(statement, 2) ?? "",
+            url: SQLiteColumn.text(statement, 3) ?? "",
+            host: SQLiteColumn.text(statement, 4) ?? "",
+            varyKey: SQLiteColumn.text(statement, 5) ?? "",
             status: Int(sqlite3_column_int64(statement, 6)),
-            requestHeaders: Self.text(statement, 7) ?? "",
-            responseHeaders: Self.text(statement, 8) ?? "",
+            requestHeaders: SQLiteColumn.text(statement, 7) ?? "",
+            responseHeaders: SQLiteColumn.text(statement, 8) ?? "",
             requestTime: sqlite3_column_double(statement, 9),
             responseTime: sqlite3_column_double(statement, 10),
             lastAccess: sqlite3_column_double(statement, 11),
             bodySize: Int(sqlite3_column_int64(statement, 12)),
             bodyChecksum: sqlite3_column_int64(statement, 13),
-            bodyFile: Self.text(statement, 14),
-            bodyInline: Self.blob(statement, 15),
-            appExpiry: Self.double(statement, 16),
-            discardAfter: Self.double(statement, 17),
-            groupName: Self.text(statement, 18),
+            bodyFile: SQLiteColumn.text(statement, 14),
+            bodyInline: SQLiteColumn.blob(statement, 15),
+            appExpiry: SQLiteColumn.double(statement, 16),
+            discardAfter: SQLiteColumn.double(statement, 17),
+            groupName: SQLiteColumn.text(statement, 18),
             pinned: sqlite3_column_int64(statement, 19) != 0)
-    }
-
-    private static func isNull(_ statement: OpaquePointer, _ column: Int32) -> Bool {
-        sqlite3_column_type(statement, column) == SQLITE_NULL
-    }
-
-    private static func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
-        guard !isNull(statement, column), let start = sqlite3_column_text(statement, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        return String(decoding: UnsafeBufferPointer(start: start, count: count), as: UTF8.self)
-    }
-
-    private static func blob(_ statement: OpaquePointer, _ column: Int32) -> Data? {
-        guard !isNull(statement, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let start = sqlite3_column_blob(statement, column) else { return Data() }
-        return Data(bytes: start, count: count)
-    }
-
-    private static func double(_ statement: OpaquePointer, _ column: Int32) -> Double? {
-        isNull(statement, column) ? nil : sqlite3_column_double(statement, column)
     }
 }
