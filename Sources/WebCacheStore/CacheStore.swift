@@ -219,13 +219,15 @@ public final class CacheStore: Sendable {
     // MARK: Helpers
 
     /// Runs an index operation, turning database errors into ``StoreError``s that say what failed.
-    func database<Result>(_ what: String, _ body: () throws -> Result) throws -> Result {
+    func database<Result>(_ what: @autoclosure () -> String, _ body: () throws -> Result) throws -> Result {
+        // `what` is only described when something failed: lookups and stores run this for
+        // every miss, and building "look up <key>" each time cost allocations for nothing.
         do {
             return try body()
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.databaseFailure, "could not \(what)", cause: error)
+            throw StoreError(.databaseFailure, "could not \(what())", cause: error)
         }
     }
 
