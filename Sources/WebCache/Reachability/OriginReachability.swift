@@ -86,6 +86,13 @@ final class OriginReachability: Sendable {
         }
     }
 
+    /// Whether any origin is known to be unreachable or silent. When none is (nearly always), a
+    /// request has nothing to be admitted against and an answer nothing to clear, so the caller
+    /// need not work out the origin's name (``origin(of:)``, a few strings per request).
+    var knowsOfTrouble: Bool {
+        table.withLock { table in !table.unreachable.isEmpty || !table.silent.isEmpty }
+    }
+
     /// Records an answer (or a connection made); returns whether the origin was unreachable.
     func recordReachable(_ origin: String) -> Bool {
         table.withLock { table in

@@ -15,7 +15,9 @@ extension HTTPCache {
     /// What a request for `url` may do now; see ``OriginReachability/admission(for:now:probeTimeout:)``.
     func admission(for url: URL) -> OriginReachability.Admission {
         let configuration = self.configuration
-        guard let settings = configuration.reachability, let origin = OriginReachability.origin(of: url) else {
+        guard let settings = configuration.reachability, reachability.knowsOfTrouble,
+            let origin = OriginReachability.origin(of: url)
+        else {
             return .reachable
         }
         return reachability.admission(
@@ -38,10 +40,12 @@ extension HTTPCache {
     /// the caller has already been let through (a probe).
     func contactOrigin<T>(_ url: URL?, admitted: Bool = false, _ operation: () async throws -> T) async throws -> T {
         let configuration = self.configuration
-        guard let settings = configuration.reachability, let url, let origin = OriginReachability.origin(of: url) else {
+        guard let settings = configuration.reachability, let url else {
             return try await operation()
         }
-        if !admitted,
+        // The origin's name is worked out only when some origin is in trouble or this exchange
+        // fails; an origin without a host is not tracked.
+        if !admitted, reachability.knowsOfTrouble, let origin = OriginReachability.origin(of: url),
             case .unreachable(let status, probe: false) = reachability.admission(
                 for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
         {
@@ -49,9 +53,10 @@ extension HTTPCache {
         }
         do {
             let value = try await operation()
-            originAnswered(origin)
+            originAnswered(url)
             return value
         } catch let error as OriginError where error.connectionFailed {
+            guard let origin = OriginReachability.origin(of: url) else { throw error }
             let status = reachability.recordFailure(
                 of: origin, error: Self.shortReason(error), now: configuration.now(), settings: settings)
             logger.info(
@@ -64,15 +69,28 @@ extension HTTPCache {
             }
             throw error
         } catch let error as OriginError where error.code == .invalidRequest {
-            reachability.endProbe(of: origin)
+            endProbe(of: url)
             throw error
         } catch is CancellationError {
-            reachability.endProbe(of: origin)
+            endProbe(of: url)
             throw CancellationError()
         } catch {
-            originAnswered(origin)
+            originAnswered(url)
             throw error
         }
+    }
+
+    /// Ends a probe of `url`'s origin that reached no verdict; a probe exists only while the
+    /// origin is known to be unreachable.
+    private func endProbe(of url: URL) {
+        guard reachability.knowsOfTrouble, let origin = OriginReachability.origin(of: url) else { return }
+        reachability.endProbe(of: origin)
+    }
+
+    /// An answer from `url`'s origin: it is reachable again, if it was thought not to be.
+    private func originAnswered(_ url: URL) {
+        guard reachability.knowsOfTrouble, let origin = OriginReachability.origin(of: url) else { return }
+        originAnswered(origin)
     }
 
     private func originAnswered(_ origin: String) {
