@@ -41,6 +41,16 @@ struct MessageFieldsTests {
         #expect(listed == Set(expected))
     }
 
+    @Test("Connection's list tolerates empty and blank members and skips tokens that are not field names")
+    func connectionListEdges() throws {
+        let fields = Fixtures.fields([
+            "Connection: , ,keep-alive,,X-A , ", "Connection: ", "Connection: x y, X-B", "X-A: 1", "X-B: 2", "X-C: 3",
+        ])
+        #expect(MessageFields.removingHopByHop(fields).map(\.name.rawName) == ["X-C"])
+        let expected = try ["keep-alive", "x-a", "x-b"].map { try #require(HTTPField.Name($0)) }
+        #expect(MessageFields.connectionListed(in: fields) == Set(expected))
+    }
+
     @Test("the name checks agree with the sets they stand for, in any case of the name as sent")
     func nameChecks() throws {
         for name in MessageFields.hopByHop {

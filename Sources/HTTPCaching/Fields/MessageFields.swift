@@ -14,19 +14,25 @@ public enum MessageFields {
 
     /// The field names listed in `Connection` (RFC 9110 §7.6.1), which are hop-by-hop too.
     public static func connectionListed(in fields: HTTPFields) -> Set<HTTPField.Name> {
-        Set(namesListedInConnection(fields))
+        var names = Set<HTTPField.Name>()
+        forEachNameListedInConnection(fields) { names.insert($0) }
+        return names
     }
 
-    /// The names `Connection` lists, in order: usually none or one (`keep-alive`, `close`).
-    private static func namesListedInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
-        var names: [HTTPField.Name] = []
+    /// Calls `body` with each name `Connection` lists, in order (usually one: `keep-alive` or
+    /// `close`), scanning the values in place: no array of members, no array of names.
+    private static func forEachNameListedInConnection(_ fields: HTTPFields, _ body: (HTTPField.Name) -> Void) {
         for field in fields where field.name == .connection {
-            for token in field.value.split(separator: ",") {
-                let token = token.trimmingHTTPWhitespace()
-                if let name = commonConnectionOption(token) ?? HTTPField.Name(String(token)) { names.append(name) }
+            var rest = field.value[...]
+            while !rest.isEmpty {
+                let comma = rest.firstIndex(of: ",") ?? rest.endIndex
+                let token = rest[..<comma].trimmingHTTPWhitespace()
+                if !token.isEmpty, let name = commonConnectionOption(token) ?? HTTPField.Name(String(token)) {
+                    body(name)
+                }
+                rest = comma == rest.endIndex ? rest[comma...] : rest[rest.index(after: comma)...]
             }
         }
-        return names
     }
 
     /// The name of the options most messages list, `keep-alive` and `close`, in any case,
@@ -75,7 +81,12 @@ public enum MessageFields {
         where excluded: (HTTPField.Name) -> Bool, andConnectionListedFrom fields: HTTPFields
     ) -> HTTPFields {
         guard fields.contains(where: { excluded($0.name) }) else { return fields }
-        let listed = namesListedInConnection(fields)
+        // Only names that would otherwise stay are gathered: `keep-alive`, the usual one, is
+        // hop-by-hop already, so the usual message gathers nothing.
+        var listed: [HTTPField.Name] = []
+        forEachNameListedInConnection(fields) { name in
+            if !excluded(name) { listed.append(name) }
+        }
         return fields.filtering { !excluded($0.name) && !listed.contains($0.name) }
     }
 }
