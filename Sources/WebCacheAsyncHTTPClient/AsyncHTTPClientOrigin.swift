@@ -135,6 +135,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
         var fields = HTTPFields()
+        fields.reserveCapacity(response.headers.count)
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }

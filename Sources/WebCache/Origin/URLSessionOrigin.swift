@@ -44,6 +44,7 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
             throw OriginError(.invalidResponse, "\(url.absoluteString) did not answer with HTTP")
         }
         var fields = HTTPFields()
+        fields.reserveCapacity(http.allHeaderFields.count)
         for (name, value) in http.allHeaderFields {
             if let name = (name as? String).flatMap({ HTTPField.Name($0) }), let value = value as? String {
                 fields.append(HTTPField(name: name, value: value))

@@ -195,6 +195,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private static func response(_ head: HTTPResponseHead) -> HTTPResponse {
         var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)  // grown one field at a time, it reallocated several times
         for (name, value) in head.headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
         }

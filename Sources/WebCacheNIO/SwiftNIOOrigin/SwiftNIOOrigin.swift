@@ -216,6 +216,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// (whatever `Host` the request carried), `Content-Length` for a body.
     static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> HTTPRequestHead {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headerFields.count + 2)  // with Host and Content-Length
         headers.add(name: "Host", value: endpoint.authority)
         for field in request.headerFields
         where field.name.canonicalName != "host" && field.name != .contentLength && field.name != .transferEncoding {
