@@ -78,14 +78,10 @@ final class EntryLookup: Sendable {
             connection = try Connection(path: path, sql: sql)
         }
         let statement = connection.statement
-        do {
-            try SQLiteBinding.bind(namespace, at: 1, in: statement)
-            try SQLiteBinding.bind(method, at: 2, in: statement)
-            try SQLiteBinding.bind(url, at: 3, in: statement)
-        } catch {
-            SQLiteBinding.reset(statement)
-            throw error
-        }
+        // A failure here, as in a step, drops the connection rather than keeping it.
+        try SQLiteBinding.bind(namespace, at: 1, in: statement)
+        try SQLiteBinding.bind(method, at: 2, in: statement)
+        try SQLiteBinding.bind(url, at: 3, in: statement)
         var rows: [EntryRow] = []
         while true {
             let stepped = sqlite3_step(statement)
