@@ -44,10 +44,12 @@ public struct ProxyConfiguration: Sendable {
     /// ``TLSInterception``); `nil` tunnels it byte for byte.
     public var tlsInterception: TLSInterception?
     /// Whether a fresh answer is kept, encoded, for a request head seen before and sent again
-    /// for the same head byte for byte while the engine confirms it stands (up to 8 MiB of
-    /// memory and 32 MiB of files). It pays where clients repeat their requests exactly (a
-    /// health check, a load generator, one app polling); where every request differs it is
-    /// never used and only the check remains.
+    /// for the same head while the engine confirms it stands (up to 8 MiB of memory and 32 MiB
+    /// of files). Heads are the same byte for byte, except the fields each client sends its own
+    /// way and no cached answer is chosen by (`User-Agent`, `Cookie`, `Referer`, tracing ids…),
+    /// unless the response's `Vary` or the cache's policy reads them: it pays wherever clients
+    /// ask for the same things (browsers on a shared proxy, health checks, an app polling);
+    /// where every request is for something new, only the check remains.
     public var replaysAnswers = true
 
     /// Creates a configuration listening on 127.0.0.1.

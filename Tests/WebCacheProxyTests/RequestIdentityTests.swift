@@ -9,21 +9,56 @@ struct RequestIdentityTests {
         RequestIdentity(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: HTTPHeaders(headers)))
     }
 
-    @Test("the same bytes are the same request; any other byte, order or case is another")
+    @Test("the same bytes are the same request; any other byte, order or case of a field that counts is another")
     func byteForByte() {
-        let base = identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")])
-        #expect(base == identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")]))
-        #expect(base.hashValue == identity("/a?q=1", [("Host", "example.com"), ("Accept", "*/*")]).hashValue)
-        #expect(base != identity("/a?q=2", [("Host", "example.com"), ("Accept", "*/*")]))
-        #expect(base != identity("/a?q=1", [("Accept", "*/*"), ("Host", "example.com")]))
-        #expect(base != identity("/a?q=1", [("host", "example.com"), ("Accept", "*/*")]))
+        let base = identity("/a?q=1", [("Host", "example.com"), ("Accept-Encoding", "gzip")])
+        #expect(base == identity("/a?q=1", [("Host", "example.com"), ("Accept-Encoding", "gzip")]))
+        #expect(base.hashValue == identity("/a?q=1", [("Host", "example.com"), ("Accept-Encoding", "gzip")]).hashValue)
+        #expect(base != identity("/a?q=2", [("Host", "example.com"), ("Accept-Encoding", "gzip")]))
+        #expect(base != identity("/a?q=1", [("Accept-Encoding", "gzip"), ("Host", "example.com")]))
+        #expect(base != identity("/a?q=1", [("host", "example.com"), ("Accept-Encoding", "gzip")]))
         #expect(base != identity("/a?q=1", [("Host", "example.com")]))
         #expect(
             base
                 != RequestIdentity(
                     head: HTTPRequestHead(
                         version: .http1_0, method: .GET, uri: "/a?q=1",
-                        headers: HTTPHeaders([("Host", "example.com"), ("Accept", "*/*")]))))
+                        headers: HTTPHeaders([("Host", "example.com"), ("Accept-Encoding", "gzip")]))))
+    }
+
+    @Test("the fields each client sends its own way do not count; every other field does, in order and byte for byte")
+    func clientSpecificFields() {
+        let firefox = identity(
+            "/a", [("Host", "example.com"), ("User-Agent", "Firefox"), ("Accept-Encoding", "gzip"), ("Cookie", "id=1")])
+        let chrome = identity(
+            "/a",
+            [
+                ("Host", "example.com"), ("user-agent", "Chrome"), ("Sec-Fetch-Dest", "image"),
+                ("Accept-Encoding", "gzip"), ("X-Request-Id", "42"), ("traceparent", "00-ab-cd-01"),
+            ])
+        #expect(firefox == chrome && firefox.hashValue == chrome.hashValue)
+        #expect(firefox == identity("/a", [("Host", "example.com"), ("Accept-Encoding", "gzip")]))
+        #expect(firefox != identity("/a", [("Host", "example.com"), ("Accept-Encoding", "br")]))
+        #expect(
+            firefox != identity("/a", [("Host", "example.com"), ("Accept-Encoding", "gzip"), ("Range", "bytes=0-1")]))
+        #expect(firefox != identity("/a", [("Accept-Encoding", "gzip"), ("Host", "example.com")]))
+        #expect(firefox != identity("/a", [("Host", "example.com")]))
+        #expect(
+            firefox != identity("/a", [("Host", "example.com"), ("Accept-Encoding", "gzip"), ("Authorization", "x")]))
+        #expect(chrome.values(of: "User-Agent") == "Chrome" && chrome.values(of: "cookie") == nil)
+    }
+
+    @Test("client-specific field names are told by their letters in any case, and by nothing else")
+    func clientSpecificNames() {
+        for name in ClientSpecificFields.names {
+            #expect(ClientSpecificFields.contains(name) && ClientSpecificFields.contains(name.uppercased()))
+        }
+        for name in [
+            "", "Host", "Authorization", "Cache-Control", "Pragma", "If-None-Match", "Range", "Accept-Encoding",
+            "User-Agentx", "User_Agent", "Cookie2", "Acceptance", "sec-fetch-sit\u{E9}", "x-request-i",
+        ] {
+            #expect(!ClientSpecificFields.contains(name), "\(name)")
+        }
     }
 
     @Test("an answer is kept for a head the second time it comes; a third time counts as a first")

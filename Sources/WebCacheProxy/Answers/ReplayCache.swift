@@ -4,13 +4,16 @@ import NIOHTTP1
 import WebCache
 
 /// A request head as it came, for recognising the same request again: method, target, version
-/// and every header field, in order and byte for byte. Two requests with the same identity are
-/// routed the same way and get the same answer from the same store.
+/// and every header field, in order and byte for byte — except the fields each client sends its
+/// own way and no cached answer is chosen by (``ClientSpecificFields``), so that the same
+/// request from another browser is recognised too. Two requests with the same identity are
+/// routed the same way and get the same answer from the same store, unless the answer depends on
+/// one of those fields after all (``RecordedAnswer/selects(_:)`` checks).
 /// The hash is worked out once, when the identity is made: a request is looked up, admitted
 /// and remembered under one identity.
 struct RequestIdentity: Hashable, Sendable {
     let head: HTTPRequestHead
-    /// The hash of every part of the head.
+    /// The hash of every part of the head that counts.
     let digest: Int
 
     init(head: HTTPRequestHead) {
@@ -20,8 +23,7 @@ struct RequestIdentity: Hashable, Sendable {
         hasher.combine(head.uri)
         hasher.combine(head.version.major)
         hasher.combine(head.version.minor)
-        hasher.combine(head.headers.count)
-        for (name, value) in head.headers {
+        for (name, value) in head.headers where !ClientSpecificFields.contains(name) {
             hasher.combine(name)
             hasher.combine(value)
         }
@@ -32,16 +34,26 @@ struct RequestIdentity: Hashable, Sendable {
         hasher.combine(digest)
     }
 
-    /// Byte for byte (``ByteExactText``).
+    /// Byte for byte (``ByteExactText``), the client's own fields aside.
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
         guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version,
-            ByteExactText.sameBytes(left.uri, right.uri),
-            left.headers.count == right.headers.count
+            ByteExactText.sameBytes(left.uri, right.uri)
         else { return false }
-        return zip(left.headers, right.headers).allSatisfy {
-            ByteExactText.sameBytes($0.name, $1.name) && ByteExactText.sameBytes($0.value, $1.value)
+        var others = right.headers.lazy.filter { !ClientSpecificFields.contains($0.name) }.makeIterator()
+        for field in left.headers where !ClientSpecificFields.contains(field.name) {
+            guard let other = others.next(), ByteExactText.sameBytes(field.name, other.name),
+                ByteExactText.sameBytes(field.value, other.value)
+            else { return false }
         }
+        return others.next() == nil
+    }
+
+    /// The values of the field `name` (any case) in this head, joined by commas as they came;
+    /// `nil` when it has none.
+    func values(of name: String) -> String? {
+        let values = head.headers[name]
+        return values.isEmpty ? nil : values.joined(separator: ",")
     }
 }
 
@@ -63,6 +75,22 @@ struct RecordedAnswer: Sendable {
     var status: Int
     /// The engine's terms for replaying it.
     var terms: ReplayTerms
+    /// The client-specific fields (``ClientSpecificFields``) the answer was chosen by, with the
+    /// values of the request it answered (`nil`: absent): those the stored response's `Vary`
+    /// names, and `User-Agent` when the cache's policy allows by user agent. Usually none.
+    var selectingFields: [(name: String, value: String?)] = []
+
+    /// Whether this answer is the one for `identity`'s request: its client-specific fields that
+    /// chose the answer hold the same values, byte for byte.
+    func selects(_ identity: RequestIdentity) -> Bool {
+        selectingFields.allSatisfy { field in
+            switch (field.value, identity.values(of: field.name)) {
+            case (nil, nil): true
+            case (let recorded?, let current?): ByteExactText.sameBytes(recorded, current)
+            default: false
+            }
+        }
+    }
 }
 
 /// Encoded answers to recent requests, sent again while the engine confirms they stand

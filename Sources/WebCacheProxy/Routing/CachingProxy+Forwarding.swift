@@ -185,7 +185,8 @@ extension CachingProxy {
     /// The answer this proxy sent to the same request before, when the engine confirms it still
     /// stands (``ReplayCache``), counted as sent; `nil` otherwise.
     func replayedAnswer(to identity: RequestIdentity, from answers: ReplayCache) -> EncodedAnswer? {
-        guard let answer = answers.answer(to: identity) else { return nil }
+        // An answer chosen for another client's field values is left for that client.
+        guard let answer = answers.answer(to: identity), answer.selects(identity) else { return nil }
         let encoded: EncodedAnswer
         switch answer.wire {
         case .buffer(let bytes):
@@ -215,7 +216,7 @@ extension CachingProxy {
         _ encoded: EncodedAnswer, terms: ReplayTerms?, status: Int, for identity: RequestIdentity,
         in answers: ReplayCache
     ) {
-        guard let terms else { return }
+        guard let terms, let selectingFields = Self.selectingFields(of: terms, for: identity) else { return }
         let wire: RecordedAnswer.Wire
         switch encoded {
         case .bytes(let bytes):
@@ -232,7 +233,24 @@ extension CachingProxy {
         case .wholeFile:
             return
         }
-        answers.remember(RecordedAnswer(wire: wire, status: status, terms: terms), for: identity)
+        answers.remember(
+            RecordedAnswer(wire: wire, status: status, terms: terms, selectingFields: selectingFields), for: identity)
+    }
+
+    /// The client-specific fields of `identity`'s request that chose the answer under `terms`,
+    /// with their values (``RecordedAnswer/selectingFields``); `nil` for an answer chosen by
+    /// every field (`Vary: *`), which is not kept.
+    static func selectingFields(of terms: ReplayTerms, for identity: RequestIdentity) -> [(
+        name: String, value: String?
+    )]? {
+        var names: [String]
+        switch terms.vary {
+        case .none: names = []
+        case .any: return nil
+        case .fields(let fields): names = fields.map(\.canonicalName).filter(ClientSpecificFields.contains)
+        }
+        if terms.readsUserAgent, !names.contains("user-agent") { names.append("user-agent") }
+        return names.map { ($0, identity.values(of: $0)) }
     }
 
     /// The cache's answer, from the store or the origin, or an error response that says what

@@ -18,16 +18,19 @@ public final class SocketlessProxy: Sendable {
 
     /// A proxy for `origin` (``InMemoryOrigin/cacheable()`` unless given) with `configure`'s
     /// settings; its upstream is `http://origin.test/`, which no socket ever reaches. With a
-    /// `clock`, the cache reads the time from it (ages, freshness).
+    /// `clock`, the cache reads the time from it (ages, freshness); `adjust` changes the cache's
+    /// configuration (its policy, say).
     public init(
         origin: InMemoryOrigin = .cacheable(), clock: TestClock? = nil,
-        configure: (inout ProxyConfiguration) -> Void = { _ in }
+        configure: (inout ProxyConfiguration) -> Void = { _ in },
+        adjust: (inout HTTPCache.Configuration) -> Void = { _ in }
     ) throws {
         directory = try TemporaryDirectory(prefix: "webcache-socketless")
         self.origin = origin
         var configuration = HTTPCache.Configuration(
             store: CacheStore.Configuration(directory: directory.url), rules: .shared)
         if let clock { configuration.now = { clock.now } }
+        adjust(&configuration)
         cache = try HTTPCache(configuration: configuration, origin: origin)
         var proxyConfiguration = ProxyConfiguration(port: 0, upstream: URL(string: "http://origin.test/"))
         configure(&proxyConfiguration)
@@ -43,9 +46,10 @@ public final class SocketlessProxy: Sendable {
     public static func with<Result>(
         origin: InMemoryOrigin = .cacheable(), clock: TestClock? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
+        adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         _ body: (SocketlessProxy) async throws -> Result
     ) async throws -> Result {
-        let proxy = try SocketlessProxy(origin: origin, clock: clock, configure: configure)
+        let proxy = try SocketlessProxy(origin: origin, clock: clock, configure: configure, adjust: adjust)
         do {
             let result = try await body(proxy)
             await proxy.remove()

@@ -58,7 +58,8 @@ extension HTTPCache {
         guard validUntil > now else { return nil }
         return ReplayTerms(
             entry: entry, bytesFromCache: bytesFromCache, storeRevision: storeRevision,
-            settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil)
+            settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil,
+            readsUserAgent: !(configuration.policy.allow?.userAgentSuffixes.isEmpty ?? true))
     }
 
     /// A fresh answer of `entry` that the caller already holds (`sharing` says so), counted and

@@ -1,3 +1,4 @@
+import HTTPCaching
 import WebCacheStore
 
 #if canImport(FoundationEssentials)
@@ -32,10 +33,13 @@ package final class ReplayTerms: Sendable {
     /// When the same decision would first come out differently (the age, or the time left of an
     /// app-set expiry, moves on by a second).
     let validUntil: Date
+    /// Whether the cache's policy read the request's `User-Agent` to decide (an allow-list by
+    /// user agent): then requests that differ only there may be answered differently.
+    package let readsUserAgent: Bool
 
     init(
         entry: CacheEntry, bytesFromCache: Int, storeRevision: UInt64, settingsRevision: UInt64, decidedAt: Date,
-        validUntil: Date
+        validUntil: Date, readsUserAgent: Bool
     ) {
         self.entry = entry
         self.bytesFromCache = bytesFromCache
@@ -43,7 +47,11 @@ package final class ReplayTerms: Sendable {
         self.settingsRevision = settingsRevision
         self.decidedAt = decidedAt
         self.validUntil = validUntil
+        self.readsUserAgent = readsUserAgent
     }
+
+    /// The stored response's `Vary`: the request fields besides its target that chose it.
+    package var vary: VarySpecifier { VarySpecifier(entry.stored.response.headerFields) }
 
     /// What makes two answers under these terms the same answer to requests that ask nothing
     /// more of it (no `Range`, no preconditions): the same entry, store and settings, and the
