@@ -72,4 +72,108 @@ struct SharedReplayTests {
             await connection.close()
         }
     }
+
+    @Test(
+        "one range kept answers any range of the entry, resolved anew for each seek; short, several, unreadable and unsatisfiable ranges and the next second go to the engine"
+    )
+    func seeksReplayed() async throws {
+        let clock = TestClock(start: Date())
+        let media = Fixtures.patternedBytes(300_000, seed: 5)
+        let origin = InMemoryOrigin { _ in
+            var fields = HTTPFields()
+            fields[.cacheControl] = "max-age=600"
+            fields[.contentType] = "video/webm"
+            fields[.eTag] = "\"v1\""
+            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
+        }
+        try await SocketlessProxy.with(origin: origin, clock: clock) { server in
+            let connection = try await server.connect()
+            var sent = 0
+            func get(_ range: String, ifRange: String = "\"v1\"") async throws -> ResponseReader.Response {
+                sent += 1
+                try await connection.send(
+                    "GET /clip.webm HTTP/1.1\r\nHost: test\r\nUser-Agent: player-\(sent)\r\n"
+                        + (range.isEmpty ? "" : "Range: \(range)\r\nIf-Range: \(ifRange)\r\n") + "\r\n")
+                let (answers, _) = try await connection.responses(sent, methods: Array(repeating: "GET", count: sent))
+                return try #require(answers.last)
+            }
+            // The miss, then hits until the store has verified the body file.
+            for _ in 0..<4 { _ = try await get("") }
+            let kept = server.proxy.answers.count
+            let seeks: [(String, Range<Int>)] = [
+                ("bytes=0-65535", 0..<65_536), ("bytes=0-65535", 0..<65_536), ("bytes=0-65535", 0..<65_536),
+                ("bytes=100000-199999", 100_000..<200_000), ("bytes=200000-", 200_000..<300_000),
+                ("bytes=-70000", 230_000..<300_000), ("bytes=1000-70000", 1000..<70_001),
+                ("bytes=5000-80000,70000-90000", 5000..<90_001),
+            ]
+            for (header, range) in seeks {
+                let answer = try await get(header)
+                #expect(answer.status == 206, "\(header)")
+                #expect(answer.field("Content-Range") == "bytes \(range.lowerBound)-\(range.upperBound - 1)/300000")
+                #expect(answer.field("Content-Length") == String(range.count))
+                #expect(Data(answer.body) == media.subdata(in: range), "\(header)")
+            }
+            #expect(server.proxy.answers.count == kept + 1, "one range kept for every seek")
+
+            let short = try await get("bytes=10-19")
+            #expect(short.status == 206 && Data(short.body) == media.subdata(in: 10..<20))
+            let several = try await get("bytes=0-99999,200000-299999")
+            #expect(several.status == 206 && several.field("Content-Type")?.hasPrefix("multipart/byteranges") == true)
+            let unreadable = try await get("bytes=abc")
+            #expect(unreadable.status == 200 && Data(unreadable.body) == media)
+            let unsatisfiable = try await get("bytes=400000-")
+            #expect(unsatisfiable.status == 416 && unsatisfiable.field("Content-Range") == "bytes */300000")
+            let otherValidator = try await get("bytes=0-99999", ifRange: "\"v0\"")
+            #expect(otherValidator.status == 200 && Data(otherValidator.body) == media)
+
+            clock.advance(1.2)
+            let later = try await get("bytes=100000-199999")
+            #expect(later.status == 206 && Data(later.body) == media.subdata(in: 100_000..<200_000))
+            #expect(later.field("Age") == "1", "the next second is decided by the engine: \(later.fields)")
+            #expect(server.origin.total == 1)
+            await connection.close()
+        }
+    }
+
+    @Test(
+        "an answer to a Range other than one range from the body file is replayed only to the same Range, byte for byte"
+    )
+    func otherRangeAnswersKeepTheirValue() async throws {
+        let clock = TestClock(start: Date())
+        let media = Fixtures.patternedBytes(300_000, seed: 7)
+        let origin = InMemoryOrigin { _ in
+            var fields = HTTPFields()
+            fields[.cacheControl] = "max-age=600"
+            fields[.eTag] = "\"v1\""
+            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
+        }
+        try await SocketlessProxy.with(origin: origin, clock: clock) { server in
+            let connection = try await server.connect()
+            var sent = 0
+            func get(_ range: String) async throws -> ResponseReader.Response {
+                sent += 1
+                try await connection.send("GET /m HTTP/1.1\r\nHost: test\r\nRange: \(range)\r\n\r\n")
+                let (answers, _) = try await connection.responses(sent, methods: Array(repeating: "GET", count: sent))
+                return try #require(answers.last)
+            }
+            _ = try await get("bytes=0-")
+            let kept = server.proxy.answers.count
+            for range in ["bytes=0-9", "bytes=0-9", "bytes=0-9", "bytes=10-19", "bytes=0-9", "bytes=20-29"] {
+                let answer = try await get(range)
+                let first = Int(range.dropFirst(6).prefix { $0 != "-" })!
+                #expect(answer.status == 206 && Data(answer.body) == media.subdata(in: first..<first + 10), "\(range)")
+            }
+            #expect(server.proxy.answers.count == kept + 1, "the ten bytes at 0 kept for their own value")
+            for _ in 0..<3 {
+                let several = try await get("bytes=0-9,100-109")
+                #expect(
+                    several.status == 206 && several.field("Content-Type")?.hasPrefix("multipart/byteranges") == true)
+                #expect(Data(several.body).range(of: media.subdata(in: 100..<110)) != nil)
+            }
+            let other = try await get("bytes=0-9,200-209")
+            #expect(Data(other.body).range(of: media.subdata(in: 200..<210)) != nil)
+            #expect(server.origin.total == 1)
+            await connection.close()
+        }
+    }
 }

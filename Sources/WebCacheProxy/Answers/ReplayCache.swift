@@ -8,13 +8,17 @@ import WebCache
 /// own way and no cached answer is chosen by (``ClientSpecificFields``), so that the same
 /// request from another browser is recognised too. Two requests with the same identity are
 /// routed the same way and get the same answer from the same store, unless the answer depends on
-/// one of those fields after all (``RecordedAnswer/selects(_:)`` checks).
+/// one of those fields after all (``RecordedAnswer/selects(_:)`` checks). A `Range` counts by
+/// its name, not its value: one range of an entry's body is kept as the way to answer any range
+/// of it, which the engine resolves for each request (a player's seeks).
 /// The hash is worked out once, when the identity is made: a request is looked up, admitted
 /// and remembered under one identity.
 struct RequestIdentity: Hashable, Sendable {
     let head: HTTPRequestHead
     /// The hash of every part of the head that counts.
     let digest: Int
+    /// Whether the head has a `Range` field.
+    let asksForRange: Bool
 
     init(head: HTTPRequestHead) {
         self.head = head
@@ -23,11 +27,29 @@ struct RequestIdentity: Hashable, Sendable {
         hasher.combine(head.uri)
         hasher.combine(head.version.major)
         hasher.combine(head.version.minor)
+        var asksForRange = false
         for (name, value) in head.headers where !ClientSpecificFields.contains(name) {
             hasher.combine(name)
-            hasher.combine(value)
+            if Self.isRange(name) {
+                asksForRange = true
+            } else {
+                hasher.combine(value)
+            }
         }
         digest = hasher.finalize()
+        self.asksForRange = asksForRange
+    }
+
+    /// Whether `name` is `Range`, in any case.
+    static func isRange(_ name: String) -> Bool {
+        name.utf8.count == 5 && name.utf8.elementsEqual("range".utf8) { ($0 | 0x20) == $1 }
+    }
+
+    /// The value of the head's `Range` field, when it has exactly one.
+    var range: String? {
+        guard asksForRange else { return nil }
+        let values = head.headers["range"]
+        return values.count == 1 ? values[0] : nil
     }
 
     func hash(into hasher: inout Hasher) {
@@ -43,7 +65,7 @@ struct RequestIdentity: Hashable, Sendable {
         var others = right.headers.lazy.filter { !ClientSpecificFields.contains($0.name) }.makeIterator()
         for field in left.headers where !ClientSpecificFields.contains(field.name) {
             guard let other = others.next(), ByteExactText.sameBytes(field.name, other.name),
-                ByteExactText.sameBytes(field.value, other.value)
+                Self.isRange(field.name) || ByteExactText.sameBytes(field.value, other.value)
             else { return false }
         }
         return others.next() == nil
@@ -68,6 +90,9 @@ struct RecordedAnswer: Sendable {
         /// Head and body in one file (for bodies that go from their files and are small enough
         /// to copy: ``ReplayCache/largestWireFile``).
         case wholeFile(WireFile)
+        /// The head fields of a 206 without `Content-Range`, `Content-Length` and `Connection`,
+        /// then the range the engine resolves for each request from the entry's file.
+        case rangeOfEntryFile(ByteBuffer)
     }
 
     var wire: Wire
@@ -79,11 +104,18 @@ struct RecordedAnswer: Sendable {
     /// values of the request it answered (`nil`: absent): those the stored response's `Vary`
     /// names, and `User-Agent` when the cache's policy allows by user agent. Usually none.
     var selectingFields: [(name: String, value: String?)] = []
+    /// For a request with a `Range` answered otherwise than with one range from the entry's file
+    /// (several ranges, a short one, a 416, the whole body), the `Range` it answered: replayed
+    /// only to that value, byte for byte.
+    var rangeValue: String?
 
     /// Whether this answer is the one for `identity`'s request: its client-specific fields that
     /// chose the answer hold the same values, byte for byte.
     func selects(_ identity: RequestIdentity) -> Bool {
-        selectingFields.allSatisfy { field in
+        if let rangeValue {
+            guard let range = identity.range, ByteExactText.sameBytes(range, rangeValue) else { return false }
+        }
+        return selectingFields.allSatisfy { field in
             switch (field.value, identity.values(of: field.name)) {
             case (nil, nil): true
             case (let recorded?, let current?): ByteExactText.sameBytes(recorded, current)
@@ -99,14 +131,18 @@ struct RecordedAnswer: Sendable {
 /// it starts again empty.
 ///
 /// Only a request seen before is worth keeping an answer for (``admits(_:)``): where every
-/// request differs (each browser's own cookies, user agent, tracing headers) keeping each
-/// answer would cost an encoded copy — for large bodies a new file — per request, never used.
+/// request is for something new (a crawler, a preloader) keeping each answer would cost an
+/// encoded copy — for large bodies a new file — per request, never used.
+///
+/// An answer stands for the rest of its second of `Age` at most, so the table need hold only the
+/// answers of about a second: 16,384 of them, enough for a busy site's hot set (a table smaller
+/// than the set refills itself over and over, which costs more than it saves).
 final class ReplayCache: Sendable {
-    static let capacity = 4096
+    static let capacity = 16_384
     /// Bytes of encoded answers held in memory.
-    static let byteBudget = 8 << 20
+    static let byteBudget = 16 << 20
     /// The most memory one answer may take; dearer ones are not kept.
-    static let largestAnswer = byteBudget / 16
+    static let largestAnswer = 512 << 10
     /// What a kept answer costs besides its bytes: its key, its entry.
     static let keyCost = 256
     /// Bytes of wire files (the file system's page cache, or memory where files cannot be made).
@@ -196,7 +232,8 @@ final class ReplayCache: Sendable {
     /// against ``wireFileBudget``.
     private static func cost(of answer: RecordedAnswer) -> Cost {
         switch answer.wire {
-        case .buffer(let bytes), .headThenEntryFile(let bytes): Cost(memory: bytes.capacity + keyCost)
+        case .buffer(let bytes), .headThenEntryFile(let bytes), .rangeOfEntryFile(let bytes):
+            Cost(memory: bytes.capacity + keyCost)
         case .wholeFile(let file): Cost(memory: keyCost, files: file.size)
         }
     }

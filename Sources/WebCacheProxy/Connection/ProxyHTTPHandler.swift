@@ -179,7 +179,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
         let identity = mayRepeat ? RequestIdentity(head: head) : nil
-        if let identity, let answer = proxy.replayedAnswer(to: identity, from: answers) {
+        if let identity,
+            let answer = proxy.replayedAnswer(
+                to: identity, from: answers, persistence: persistence, allocator: context.channel.allocator)
+        {
             finish(answer, context: context, persistence: persistence)
             return
         }
@@ -202,7 +205,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             {
                 if let identity {
                     proxy.remember(
-                        stored.answer, terms: stored.terms, status: stored.status, for: identity, in: answers)
+                        stored.answer, terms: stored.terms, status: stored.status, rangeFields: stored.rangeFields,
+                        for: identity, in: answers)
                 }
                 let answer = stored.answer
                 finish(answer, context: context, persistence: persistence)

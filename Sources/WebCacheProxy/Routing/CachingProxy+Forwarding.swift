@@ -92,11 +92,12 @@ extension CachingProxy {
     /// the answer is left to the engine, which reads the body and handles a broken entry. A fresh
     /// answer's encoding is kept for other requests the same entry answers alike in the same
     /// second (``EncodedAnswers``). With the answer come the engine's terms for replaying it (a
-    /// fresh answer) and its status, for ``remember(_:terms:status:for:in:)``.
+    /// fresh answer) and its status, and for one range of a body sent from its file the head's
+    /// fields without the range's own, for ``remember(_:terms:status:rangeFields:for:in:)``.
     func storedAnswer(
         for request: HTTPRequest, url: URL, clientHead: HTTPRequestHead, persistence: ConnectionPersistence,
         allocator: ByteBufferAllocator
-    ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int)? {
+    ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int, rangeFields: ByteBuffer?)? {
         // The encoding the engine agreed to share, found while it decided.
         var kept: (key: EncodedAnswers.Key, encoding: EncodedAnswers.Encoding, status: Int)?
         var offered: (key: EncodedAnswers.Key, offer: AnswerOffer)?
@@ -115,29 +116,24 @@ extension CachingProxy {
             metrics.countResponse(status: kept.status)
             switch kept.encoding {
             case .whole(let bytes):
-                return (.bytes(bytes), terms, kept.status)
+                return (.bytes(bytes), terms, kept.status, nil)
             case .headBeforeFile(let encodedHead):
                 // The file is opened for this answer; should it be gone, the engine answers.
                 guard offer.bodyInFile, let file = cache.openBodyFile(of: terms).map(StoredBodyFile.init) else {
                     encodedAnswers.forget(kept.key)
                     return nil
                 }
-                return (.headThenFile(encodedHead, file), terms, kept.status)
+                return (.headThenFile(encodedHead, file), terms, kept.status, nil)
             case .rangeHeadFields(let fields):
                 guard let range = offer.range, var file = cache.openBodyFile(of: terms).map(StoredBodyFile.init)
                 else {
                     encodedAnswers.forget(kept.key)
                     return nil
                 }
-                let length = file.size
-                (file.offset, file.size) = (range.lowerBound, range.count)
-                var head = allocator.buffer(capacity: fields.readableBytes + 96)
-                head.writeImmutableBuffer(fields)
-                head.writeResponseHeadEnd(
-                    contentRange: ContentRange(range: range, completeLength: length).description,
-                    framing: .length(range.count), persistence: persistence)
-                // A range is not replayed (``remember(_:terms:status:for:in:)``): no terms.
-                return (.headThenFile(head, file), nil, kept.status)
+                let head = Self.rangeHead(
+                    fields, range: range, of: &file, persistence: persistence, allocator: allocator)
+                // Kept for replay as the way to answer any one range of the entry.
+                return (.headThenFile(head, file), terms, kept.status, fields)
             }
         case .built(let response)?:
             var file: StoredBodyFile?
@@ -150,8 +146,25 @@ extension CachingProxy {
             let outgoing = outgoing(response.head, body: file.map { .file($0) } ?? .whole(response.body))
             let answer = encode(outgoing, allocator: allocator, persistence: persistence, method: clientHead.method)
             if let offered { keep(answer, of: outgoing, built: response, file: file, offered: offered) }
-            return (answer, response.replayTerms, response.head.status.code)
+            return (answer, response.replayTerms, response.head.status.code, nil)
         }
+    }
+
+    /// The head of a 206 for `range` of `file`'s body: `fields` (the answer's head without
+    /// `Content-Range`, `Content-Length` and `Connection`), then those three; `file` is narrowed
+    /// to the range.
+    private static func rangeHead(
+        _ fields: ByteBuffer, range: Range<Int>, of file: inout StoredBodyFile, persistence: ConnectionPersistence,
+        allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
+        let length = file.size
+        (file.offset, file.size) = (range.lowerBound, range.count)
+        var head = allocator.buffer(capacity: fields.readableBytes + 96)
+        head.writeImmutableBuffer(fields)
+        head.writeResponseHeadEnd(
+            contentRange: ContentRange(range: range, completeLength: length).description,
+            framing: .length(range.count), persistence: persistence)
+        return head
     }
 
     /// Keeps the encoding of an answer the engine offered to share and then built, for the next
@@ -183,10 +196,18 @@ extension CachingProxy {
     }
 
     /// The answer this proxy sent to the same request before, when the engine confirms it still
-    /// stands (``ReplayCache``), counted as sent; `nil` otherwise.
-    func replayedAnswer(to identity: RequestIdentity, from answers: ReplayCache) -> EncodedAnswer? {
+    /// stands (``ReplayCache``), counted as sent; `nil` otherwise. For a request with a `Range`,
+    /// a range of the entry the engine resolves anew.
+    func replayedAnswer(
+        to identity: RequestIdentity, from answers: ReplayCache, persistence: ConnectionPersistence,
+        allocator: ByteBufferAllocator
+    ) -> EncodedAnswer? {
         // An answer chosen for another client's field values is left for that client.
         guard let answer = answers.answer(to: identity), answer.selects(identity) else { return nil }
+        if case .rangeOfEntryFile(let fields) = answer.wire {
+            return replayedRange(
+                answer, fields: fields, to: identity, from: answers, persistence: persistence, allocator: allocator)
+        }
         let encoded: EncodedAnswer
         switch answer.wire {
         case .buffer(let bytes):
@@ -199,6 +220,8 @@ extension CachingProxy {
             encoded = .headThenFile(responseHead, file)
         case .wholeFile(let file):
             encoded = .wholeFile(file)
+        case .rangeOfEntryFile:
+            return nil
         }
         guard cache.confirmReplay(answer.terms) else {
             answers.forget(identity)
@@ -208,16 +231,48 @@ extension CachingProxy {
         return encoded
     }
 
-    /// Keeps an encoded fresh answer for the same request (see ``replayedAnswer(to:)``). A body
+    /// The range `identity`'s request asks for, of the entry `answer` sent a range of, when the
+    /// engine confirms the entry stands and resolves the range to one of at least
+    /// ``StoredBodyFile/minimumSize`` bytes; `nil` otherwise (the engine answers the request).
+    private func replayedRange(
+        _ answer: RecordedAnswer, fields: ByteBuffer, to identity: RequestIdentity, from answers: ReplayCache,
+        persistence: ConnectionPersistence, allocator: ByteBufferAllocator
+    ) -> EncodedAnswer? {
+        guard let value = identity.range else { return nil }
+        guard var file = cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init) else {
+            answers.forget(identity)
+            return nil
+        }
+        guard let range = cache.confirmRangeReplay(answer.terms, range: value, minimumSize: StoredBodyFile.minimumSize)
+        else { return nil }
+        metrics.countResponse(status: 206)
+        let head = Self.rangeHead(fields, range: range, of: &file, persistence: persistence, allocator: allocator)
+        return .headThenFile(head, file)
+    }
+
+    /// Keeps an encoded fresh answer for the same request (see ``replayedAnswer(to:from:persistence:allocator:)``). A body
     /// that goes from its file is copied, with the head, into a ``WireFile`` when the whole
     /// answer is small enough to keep (``ReplayCache/largestWireFile``) and the platform has
     /// such files; otherwise its file is opened again for each replay.
+    /// A request with a `Range` keeps only the 206 of one range sent from the entry's file, by its
+    /// head's `rangeFields`, as the way to answer any range of the entry.
     func remember(
-        _ encoded: EncodedAnswer, terms: ReplayTerms?, status: Int, for identity: RequestIdentity,
-        in answers: ReplayCache
+        _ encoded: EncodedAnswer, terms: ReplayTerms?, status: Int, rangeFields: ByteBuffer? = nil,
+        for identity: RequestIdentity, in answers: ReplayCache
     ) {
         guard let terms, let selectingFields = Self.selectingFields(of: terms, for: identity) else { return }
         let wire: RecordedAnswer.Wire
+        if let rangeFields {
+            guard identity.asksForRange, status == 206, answers.admits(identity) else { return }
+            wire = .rangeOfEntryFile(rangeFields)
+            answers.remember(
+                RecordedAnswer(wire: wire, status: status, terms: terms, selectingFields: selectingFields),
+                for: identity)
+            return
+        }
+        // Any other answer to a `Range` holds for that value of it alone.
+        let rangeValue = identity.range
+        guard !identity.asksForRange || rangeValue != nil else { return }
         switch encoded {
         case .bytes(let bytes):
             guard answers.admits(identity) else { return }
@@ -234,7 +289,9 @@ extension CachingProxy {
             return
         }
         answers.remember(
-            RecordedAnswer(wire: wire, status: status, terms: terms, selectingFields: selectingFields), for: identity)
+            RecordedAnswer(
+                wire: wire, status: status, terms: terms, selectingFields: selectingFields, rangeValue: rangeValue),
+            for: identity)
     }
 
     /// The client-specific fields of `identity`'s request that chose the answer under `terms`,

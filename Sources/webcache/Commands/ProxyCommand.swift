@@ -108,7 +108,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @Flag(
         help:
-            "Do not keep encoded answers for request heads seen before (answer replay: the same head, each client's User-Agent, cookies and tracing ids aside): saves its memory (up to 8 MiB, 32 MiB of files) where clients never ask for the same thing twice."
+            "Do not keep encoded answers for request heads seen before (answer replay: the same head, each client's User-Agent, cookies and tracing ids aside): saves its memory (up to 16 MiB, 32 MiB of files) where clients never ask for the same thing twice."
     )
     var noAnswerReplay = false
 

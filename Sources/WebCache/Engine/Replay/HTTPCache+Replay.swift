@@ -27,6 +27,31 @@ extension HTTPCache {
         return true
     }
 
+    /// Whether the answer made under `answer` — one range of its entry's body, sent from the body
+    /// file — still stands for a request asking for `range` (the value of its one `Range` field)
+    /// and is again one range, of at least `minimumSize` bytes: then the bytes to send, counted
+    /// and recorded as a hit as ``confirmReplay(_:)`` does. `nil` when the store, the settings or
+    /// the second changed, or the range resolves otherwise (several ranges, too short, none, or
+    /// unreadable): then ask the engine. The request's `If-Range`, if any, is the one the answer
+    /// was decided for (the caller's identity of the request holds it). Never suspends.
+    package func confirmRangeReplay(_ answer: ReplayTerms, range: String, minimumSize: Int) -> Range<Int>? {
+        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
+        guard revision == answer.settingsRevision, store.revision == answer.storeRevision,
+            let ranges = ByteRangeRequest(range),
+            case .satisfiable(let pieces) = ranges.resolve(length: answer.entry.bodySize),
+            pieces.count == 1, pieces[0].count >= minimumSize
+        else { return nil }
+        let now = clock()
+        guard now >= answer.decidedAt, now < answer.validUntil else { return nil }
+        count { counters in
+            counters.requests += 1
+            counters.hits += 1
+            counters.bytesFromCache += pieces[0].count
+        }
+        store.recordAccess(answer.entry, at: now)
+        return pieces[0]
+    }
+
     /// The terms on which `response`, a fresh answer of `entry` to a request in the default mode,
     /// may be replayed; `nil` when serving it had side effects a replay would skip (a sliding
     /// expiry moves on with every use).
