@@ -48,6 +48,21 @@ struct RequestIdentityTests {
         #expect(chrome.values(of: "User-Agent") == "Chrome" && chrome.values(of: "cookie") == nil)
     }
 
+    @Test("the same head in tunnels to different sites is a different request; a Range counts by its name")
+    func tunnelsAndRanges() {
+        let head = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/account", headers: HTTPHeaders())
+        #expect(RequestIdentity(head: head, tunnel: "a.example") != RequestIdentity(head: head, tunnel: "b.example"))
+        #expect(RequestIdentity(head: head, tunnel: "a.example") != RequestIdentity(head: head))
+        #expect(RequestIdentity(head: head, tunnel: "a.example") == RequestIdentity(head: head, tunnel: "a.example"))
+        let first = identity("/v", [("Host", "x"), ("Range", "bytes=0-99")])
+        let second = identity("/v", [("Host", "x"), ("range", "bytes=500-")])
+        #expect(first.asksForRange && first.range == "bytes=0-99")
+        #expect(first != second, "the field's name is compared byte for byte")
+        #expect(first == identity("/v", [("Host", "x"), ("Range", "bytes=7-8")]))
+        #expect(first != identity("/v", [("Host", "x")]) && !identity("/v", [("Host", "x")]).asksForRange)
+        #expect(identity("/v", [("Range", "bytes=0-1"), ("Range", "bytes=2-3")]).range == nil)
+    }
+
     @Test("client-specific field names are told by their letters in any case, and by nothing else")
     func clientSpecificNames() {
         for name in ClientSpecificFields.names {

@@ -19,10 +19,15 @@ struct RequestIdentity: Hashable, Sendable {
     let digest: Int
     /// Whether the head has a `Range` field.
     let asksForRange: Bool
+    /// The destination of the intercepted tunnel the request came through, if any: requests in
+    /// tunnels to different sites are different requests, whatever their heads say.
+    let tunnel: String?
 
-    init(head: HTTPRequestHead) {
+    init(head: HTTPRequestHead, tunnel: String? = nil) {
         self.head = head
+        self.tunnel = tunnel
         var hasher = Hasher()
+        hasher.combine(tunnel)
         hasher.combine(head.method.rawValue)
         hasher.combine(head.uri)
         hasher.combine(head.version.major)
@@ -60,7 +65,7 @@ struct RequestIdentity: Hashable, Sendable {
     static func == (lhs: RequestIdentity, rhs: RequestIdentity) -> Bool {
         let (left, right) = (lhs.head, rhs.head)
         guard lhs.digest == rhs.digest, left.method == right.method, left.version == right.version,
-            ByteExactText.sameBytes(left.uri, right.uri)
+            ByteExactText.sameBytes(left.uri, right.uri), lhs.tunnel == rhs.tunnel
         else { return false }
         var others = right.headers.lazy.filter { !ClientSpecificFields.contains($0.name) }.makeIterator()
         for field in left.headers where !ClientSpecificFields.contains(field.name) {

@@ -178,7 +178,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
-        let identity = mayRepeat ? RequestIdentity(head: head) : nil
+        let identity = mayRepeat ? RequestIdentity(head: head, tunnel: tunnel?.authority) : nil
         if let identity,
             let answer = proxy.replayedAnswer(
                 to: identity, from: answers, persistence: persistence, allocator: context.channel.allocator)
