@@ -80,7 +80,7 @@ extension ByteBuffer {
         switch framing {
         case .length(let count):
             writeStaticString("Content-Length: ")
-            writeString(String(count))
+            writeDecimal(count)
             writeStaticString("\r\n")
         case .chunked:
             writeStaticString("Transfer-Encoding: chunked\r\n")
@@ -97,6 +97,43 @@ extension ByteBuffer {
         case .keepAlive: break
         }
         writeStaticString("\r\n")
+    }
+
+    /// Ends the head of a 206 for `range` of a body of `completeLength` bytes: its
+    /// `Content-Range` and `Content-Length`, the `Connection` of `persistence` and the empty line,
+    /// with the numbers written as digits straight into the buffer (a seek's head is written for
+    /// every request).
+    mutating func writeRangeHeadEnd(range: Range<Int>, completeLength: Int, persistence: ConnectionPersistence) {
+        writeStaticString("Content-Range: bytes ")
+        writeDecimal(range.lowerBound)
+        writeStaticString("-")
+        writeDecimal(range.upperBound - 1)
+        writeStaticString("/")
+        writeDecimal(completeLength)
+        writeStaticString("\r\n")
+        writeResponseHeadEnd(contentRange: nil, framing: .length(range.count), persistence: persistence)
+    }
+
+    /// Writes `value` in decimal digits, as `String(value)` would, without making the string.
+    mutating func writeDecimal(_ value: Int) {
+        guard value >= 0 else {
+            writeString(String(value))
+            return
+        }
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var remaining = value
+        writeWithUnsafeMutableBytes(minimumWritableBytes: digits) { buffer in
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                buffer[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            }
+            return digits
+        }
     }
 
     /// Writes one chunk of a chunked body (RFC 9112 §7.1); an empty `chunk` writes nothing, since

@@ -161,9 +161,7 @@ extension CachingProxy {
         (file.offset, file.size) = (range.lowerBound, range.count)
         var head = allocator.buffer(capacity: fields.readableBytes + 96)
         head.writeImmutableBuffer(fields)
-        head.writeResponseHeadEnd(
-            contentRange: ContentRange(range: range, completeLength: length).description,
-            framing: .length(range.count), persistence: persistence)
+        head.writeRangeHeadEnd(range: range, completeLength: length, persistence: persistence)
         return head
     }
 
