@@ -29,20 +29,48 @@ public enum TunnelClient {
             }
             .connect(host: "127.0.0.1", port: proxyPort).get()
         defer { channel.close(promise: nil) }
-        try await channel.writeAndFlush(ByteBuffer(string: "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n"))
-        let answer = try await collector.wait(for: "\r\n\r\n", timeout: timeout, on: channel.eventLoop)
+        // Each step names itself when it fails: a closed channel says nothing of where.
+        try await step("sending CONNECT \(target)") {
+            try await channel.writeAndFlush(ByteBuffer(string: "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n"))
+        }
+        let answer = try await step("reading the answer to CONNECT \(target)") {
+            try await collector.wait(for: "\r\n\r\n", timeout: timeout, on: channel.eventLoop)
+        }
         guard answer.hasPrefix("HTTP/1.1 200") else { return Exchange(connectAnswer: answer, received: "") }
         collector.reset()
         if let tls {
             let context = try NIOSSLContext(configuration: tls)
-            try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.addHandler(
-                    NIOSSLClientHandler(context: context, serverHostname: serverName), position: .first)
-            }.get()
+            try await step("starting TLS in the tunnel to \(target)") {
+                try await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: context, serverHostname: serverName), position: .first)
+                }.get()
+            }
         }
-        try await channel.writeAndFlush(ByteBuffer(string: payload))
-        let received = try await collector.wait(for: marker, timeout: timeout, on: channel.eventLoop)
+        try await step("sending \(payload.utf8.count) bytes in the tunnel to \(target)") {
+            try await channel.writeAndFlush(ByteBuffer(string: payload))
+        }
+        let received = try await step("reading the answer in the tunnel to \(target)") {
+            try await collector.wait(for: marker, timeout: timeout, on: channel.eventLoop)
+        }
         return Exchange(connectAnswer: answer, received: received)
+    }
+
+    /// A failure of one step of an exchange, with the step's name and what had arrived.
+    public struct StepFailure: Error, CustomStringConvertible {
+        /// The step.
+        public var step: String
+        /// The error it met.
+        public var cause: any Error
+        public var description: String { "\(step): \(cause)" }
+    }
+
+    private static func step<Result>(_ name: String, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch {
+            throw StepFailure(step: name, cause: error)
+        }
     }
 
     private final class Collector: ChannelInboundHandler, @unchecked Sendable {
