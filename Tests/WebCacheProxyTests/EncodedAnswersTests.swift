@@ -82,13 +82,8 @@ struct EncodedAnswersTests {
     func rangesShareAHead() async throws {
         let clock = TestClock(start: Date())
         let media = Fixtures.patternedBytes(300_000, seed: 11)
-        let origin = InMemoryOrigin { _ in
-            var fields = HTTPFields()
-            fields[.cacheControl] = "max-age=600"
-            fields[.contentType] = "video/mp4"
-            fields[.eTag] = "\"v1\""
-            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
-        }
+        let origin = InMemoryOrigin.serving(
+            media, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/mp4"), ("ETag", "\"v1\"")])
         try await SocketlessProxy.with(origin: origin, clock: clock, configure: { $0.replaysAnswers = false }) {
             server in
             let connection = try await server.connect()

@@ -83,13 +83,8 @@ struct SharedReplayTests {
     func seeksReplayed() async throws {
         let clock = TestClock(start: Date())
         let media = Fixtures.patternedBytes(300_000, seed: 5)
-        let origin = InMemoryOrigin { _ in
-            var fields = HTTPFields()
-            fields[.cacheControl] = "max-age=600"
-            fields[.contentType] = "video/webm"
-            fields[.eTag] = "\"v1\""
-            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
-        }
+        let origin = InMemoryOrigin.serving(
+            media, headers: [("Cache-Control", "max-age=600"), ("Content-Type", "video/webm"), ("ETag", "\"v1\"")])
         try await SocketlessProxy.with(origin: origin, clock: clock) { server in
             let connection = try await server.connect()
             var sent = 0
@@ -147,12 +142,7 @@ struct SharedReplayTests {
     func otherRangeAnswersKeepTheirValue() async throws {
         let clock = TestClock(start: Date())
         let media = Fixtures.patternedBytes(300_000, seed: 7)
-        let origin = InMemoryOrigin { _ in
-            var fields = HTTPFields()
-            fields[.cacheControl] = "max-age=600"
-            fields[.eTag] = "\"v1\""
-            return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: media)
-        }
+        let origin = InMemoryOrigin.serving(media, headers: [("Cache-Control", "max-age=600"), ("ETag", "\"v1\"")])
         try await SocketlessProxy.with(origin: origin, clock: clock) { server in
             let connection = try await server.connect()
             var sent = 0

@@ -202,12 +202,11 @@ extension CachingProxy {
     ) -> EncodedAnswer? {
         // An answer chosen for another client's field values is left for that client.
         guard let answer = answers.answer(to: identity), answer.selects(identity) else { return nil }
-        if case .rangeOfEntryFile(let fields) = answer.wire {
-            return replayedRange(
-                answer, fields: fields, to: identity, from: answers, persistence: persistence, allocator: allocator)
-        }
         let encoded: EncodedAnswer
         switch answer.wire {
+        case .rangeOfEntryFile(let fields):
+            return replayedRange(
+                answer, fields: fields, to: identity, from: answers, persistence: persistence, allocator: allocator)
         case .buffer(let bytes):
             encoded = .bytes(bytes)
         case .headThenEntryFile(let responseHead):
@@ -218,8 +217,6 @@ extension CachingProxy {
             encoded = .headThenFile(responseHead, file)
         case .wholeFile(let file):
             encoded = .wholeFile(file)
-        case .rangeOfEntryFile:
-            return nil
         }
         guard cache.confirmReplay(answer.terms) else {
             answers.forget(identity)
@@ -260,31 +257,30 @@ extension CachingProxy {
     ) {
         guard let terms, let selectingFields = Self.selectingFields(of: terms, for: identity) else { return }
         let wire: RecordedAnswer.Wire
+        var rangeValue: String?
         if let rangeFields {
             guard identity.asksForRange, status == 206, answers.admits(identity) else { return }
             wire = .rangeOfEntryFile(rangeFields)
-            answers.remember(
-                RecordedAnswer(wire: wire, status: status, terms: terms, selectingFields: selectingFields),
-                for: identity)
-            return
-        }
-        // Any other answer to a `Range` holds for that value of it alone.
-        let rangeValue = identity.range
-        guard !identity.asksForRange || rangeValue != nil else { return }
-        switch encoded {
-        case .bytes(let bytes):
-            guard answers.admits(identity) else { return }
-            wire = .buffer(bytes)
-        case .headThenFile(let head, let file):
-            // Only a whole body: a range of it (a 206) is not replayed from the entry's file.
-            guard file.offset == 0, file.size == file.file.size, answers.admits(identity) else { return }
-            let whole =
-                head.readableBytes + file.size <= ReplayCache.largestWireFile
-                ? WireFile.make(
-                    head: head, body: file.file.descriptor, bodySize: file.size, directory: wireFileDirectory) : nil
-            wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
-        case .wholeFile:
-            return
+        } else {
+            // Any other answer to a `Range` holds for that value of it alone.
+            rangeValue = identity.range
+            guard !identity.asksForRange || rangeValue != nil else { return }
+            switch encoded {
+            case .bytes(let bytes):
+                guard answers.admits(identity) else { return }
+                wire = .buffer(bytes)
+            case .headThenFile(let head, let file):
+                // Only a whole body: a range of it (a 206) is not replayed from the entry's file.
+                guard file.offset == 0, file.size == file.file.size, answers.admits(identity) else { return }
+                let whole =
+                    head.readableBytes + file.size <= ReplayCache.largestWireFile
+                    ? WireFile.make(
+                        head: head, body: file.file.descriptor, bodySize: file.size, directory: wireFileDirectory)
+                    : nil
+                wire = whole.map { .wholeFile($0) } ?? .headThenEntryFile(head)
+            case .wholeFile:
+                return
+            }
         }
         answers.remember(
             RecordedAnswer(

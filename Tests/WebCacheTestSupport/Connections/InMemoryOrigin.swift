@@ -53,6 +53,15 @@ public final class InMemoryOrigin: OriginFetching {
         }
     }
 
+    /// An origin answering every request `200` with `body` and the fields `headers` (a stored
+    /// object: a video with its `ETag`, say).
+    public static func serving(_ body: Data, headers: [(String, String)]) -> InMemoryOrigin {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        let head = HTTPResponse(status: .ok, headerFields: fields)
+        return InMemoryOrigin { _ in OriginResponse(head: head, body: body) }
+    }
+
     /// How many requests for `path` (the request target's path, with its query) came.
     public func count(_ path: String) -> Int {
         paths.withLockedValue { $0[path, default: 0] }

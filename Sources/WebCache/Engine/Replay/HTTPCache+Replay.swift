@@ -14,17 +14,7 @@ extension HTTPCache {
     /// the store or the settings changed, or the clock moved past ``ReplayTerms/validUntil`` (or
     /// back before the decision): then ask the engine again. Never suspends.
     package func confirmReplay(_ answer: ReplayTerms) -> Bool {
-        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
-        guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
-        let now = clock()
-        guard now >= answer.decidedAt, now < answer.validUntil else { return false }
-        count { counters in
-            counters.requests += 1
-            counters.hits += 1
-            counters.bytesFromCache += answer.bytesFromCache
-        }
-        store.recordAccess(answer.entry, at: now)
-        return true
+        confirm(answer, bytesFromCache: answer.bytesFromCache)
     }
 
     /// Whether the answer made under `answer` — one range of its entry's body, sent from the body
@@ -35,21 +25,30 @@ extension HTTPCache {
     /// unreadable): then ask the engine. The request's `If-Range`, if any, is the one the answer
     /// was decided for (the caller's identity of the request holds it). Never suspends.
     package func confirmRangeReplay(_ answer: ReplayTerms, range: String, minimumSize: Int) -> Range<Int>? {
-        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
-        guard revision == answer.settingsRevision, store.revision == answer.storeRevision,
-            let ranges = ByteRangeRequest(range),
+        guard let ranges = ByteRangeRequest(range),
             case .satisfiable(let pieces) = ranges.resolve(length: answer.entry.bodySize),
-            pieces.count == 1, pieces[0].count >= minimumSize
+            pieces.count == 1, pieces[0].count >= minimumSize,
+            confirm(answer, bytesFromCache: pieces[0].count)
         else { return nil }
+        return pieces[0]
+    }
+
+    /// The check and the bookkeeping of every replay: the store and the settings are those the
+    /// answer was made under and its second of `Age` has not passed (nor the clock gone back
+    /// before it); then it is counted as a hit serving `bytesFromCache` and its entry's access
+    /// recorded.
+    private func confirm(_ answer: ReplayTerms, bytesFromCache: Int) -> Bool {
+        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
+        guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
         let now = clock()
-        guard now >= answer.decidedAt, now < answer.validUntil else { return nil }
+        guard now >= answer.decidedAt, now < answer.validUntil else { return false }
         count { counters in
             counters.requests += 1
             counters.hits += 1
-            counters.bytesFromCache += pieces[0].count
+            counters.bytesFromCache += bytesFromCache
         }
         store.recordAccess(answer.entry, at: now)
-        return pieces[0]
+        return true
     }
 
     /// The terms on which `response`, a fresh answer of `entry` to a request in the default mode,
