@@ -109,6 +109,105 @@ struct GroupCommitTests {
         #expect(writer.batches.withLock { $0 } == [[5], [6]])
     }
 
+    @Test("a row that comes while the writer lingers wakes it: one start for rows a moment apart")
+    func aLingeringWriterIsWokenForTheNextRow() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.group-commit", linger: .seconds(30))
+        let writer = GatedWriter()
+        writer.release.signal()
+        #expect(try await commit.submit(1) { writer.write($0) } == 10)
+        #expect(commit.isWriting)  // lingering
+        #expect(try await commit.submit(2) { writer.write($0) } == 20)
+        #expect(commit.writerStarts == 1)
+        #expect(writer.batches.withLock { $0 } == [[1], [2]])
+    }
+
+    @Test("after its linger the writer stops, and the next row starts it again")
+    func theWriterStopsAfterItsLinger() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.group-commit", linger: .milliseconds(1))
+        let writer = GatedWriter()
+        writer.release.signal()
+        #expect(try await commit.submit(1) { writer.write($0) } == 10)
+        for _ in 0..<400 where commit.isWriting {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(!commit.isWriting)
+        #expect(try await commit.submit(2) { writer.write($0) } == 20)
+        #expect(commit.writerStarts == 2)
+    }
+
+    @Test("a row that comes just as the linger runs out is written by that writer, not left waiting")
+    func aRowAtTheEndOfTheLinger() async throws {
+        let writer = GatedWriter()
+        writer.release.signal()
+        let late = DispatchSemaphore(value: 0)
+        let lateResult = Locked<Int?>(nil)
+        let once = Locked(false)
+        let commit = Locked<GroupCommit<Int, Int>?>(nil)
+        let made = GroupCommit<Int, Int>(label: "test.group-commit", linger: .milliseconds(1)) {
+            let first = once.withLock { fired -> Bool in
+                defer { fired = true }
+                return !fired
+            }
+            guard first else { return }
+            // Between the wait running out and the writer deciding to stop.
+            commit.withLock { $0 }?.submit(2, writer: { writer.write($0) }) { result in
+                lateResult.withLock { $0 = try? result.get() }
+                late.signal()
+            }
+        }
+        commit.withLock { $0 = made }
+        #expect(try await made.submit(1) { writer.write($0) } == 10)
+        let answered = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: late.wait(timeout: .now() + 10) == .success) }
+        }
+        #expect(answered)
+        #expect(lateResult.withLock { $0 } == 20)
+        #expect(made.writerStarts == 1)
+    }
+
+    @Test(
+        "rows from many threads around the end of the writer's linger: each written once, each caller answered once",
+        .timeLimit(.minutes(1)))
+    func rowsRacingTheEndOfTheLinger() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.group-commit", linger: .microseconds(50))
+        let written = Locked<[Int]>([])
+        let write: GroupCommit<Int, Int>.Writer = { rows in
+            written.withLock { $0 += rows }
+            return rows.map { .success($0 + 1) }
+        }
+        let answers = Locked<[Int: Int]>([:])
+        let threads = 8
+        let rowsEach = 400
+        let done = DispatchGroup()
+        for thread in 0..<threads {
+            DispatchQueue.global().async(group: done) {
+                var generator = SystemRandomNumberGenerator()
+                for index in 0..<rowsEach {
+                    let row = thread * rowsEach + index
+                    // Pauses on both sides of the linger, so that rows meet a writer that is
+                    // writing, lingering, just giving up, or stopped.
+                    if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...120, using: &generator)) }
+                    let answered = DispatchSemaphore(value: 0)
+                    commit.submit(row, writer: write) { result in
+                        answers.withLock { $0[row, default: 0] += (try? result.get()) == row + 1 ? 1 : 1000 }
+                        answered.signal()
+                    }
+                    if index % 8 == 0 { answered.wait() }
+                }
+            }
+        }
+        await withCheckedContinuation { continuation in
+            done.notify(queue: .global()) { continuation.resume() }
+        }
+        for _ in 0..<400 where answers.withLock({ $0.count }) < threads * rowsEach || commit.isWriting {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(written.withLock { $0.sorted() } == Array(0..<threads * rowsEach))
+        #expect(answers.withLock { $0.values.allSatisfy { $0 == 1 } && $0.count == threads * rowsEach })
+        #expect(!commit.isWriting)
+        #expect(commit.batchesWritten < threads * rowsEach)
+    }
+
     @Test(
         "many misses stored at once: every entry is in the index under its own id, in fewer transactions than entries")
     func manyConcurrentCommits() async throws {

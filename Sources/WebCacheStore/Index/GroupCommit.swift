@@ -9,6 +9,11 @@ import HTTPCaching
 /// in, and reads (hits) never wait for it — the index is in WAL mode. A row that fails alone
 /// (rather than the whole transaction) fails only its own caller: the writer decides that.
 ///
+/// When the rows run out, the writer stays on its thread for a moment (`linger`) in case more
+/// come, and it writes as background work (``BackgroundWriting``): under a steady stream of
+/// misses it is woken without preempting the event loop that feeds it, so rows gather into
+/// batches even when both share one core.
+///
 /// Every call names the writer, a function that writes a batch in one transaction and returns a
 /// result for each row, in order; the one that starts the queue is used until it runs dry. (It
 /// is not kept, so that the store it belongs to does not hold itself.)
@@ -19,14 +24,28 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     private struct State {
         var pending: [(row: Row, completion: Completion)] = []
         var writing = false
+        /// The writer waits on ``moreRows`` for the next row; the first submitter wakes it.
+        var writerLingering = false
         var batchesWritten = 0
+        var writerStarts = 0
     }
 
     private let state = Locked(State())
     private let queue: DispatchQueue
+    private let moreRows = DispatchSemaphore(value: 0)
+    /// How long the writer waits for more rows before it gives its thread back.
+    private let linger: DispatchTimeInterval
 
-    init(label: String) {
+    /// Called when a linger runs out, before the writer decides whether to stop (tests race a
+    /// row against that moment).
+    private let lingerRanOut: (@Sendable () -> Void)?
+
+    init(
+        label: String, linger: DispatchTimeInterval = .milliseconds(2), lingerRanOut: (@Sendable () -> Void)? = nil
+    ) {
         self.queue = DispatchQueue(label: label)
+        self.linger = linger
+        self.lingerRanOut = lingerRanOut
     }
 
     /// Rows waiting for the next transaction.
@@ -35,19 +54,34 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// Batches handed to writers so far.
     var batchesWritten: Int { state.withLock { $0.batchesWritten } }
 
+    /// Times the writer was started on its queue (rather than woken while lingering).
+    var writerStarts: Int { state.withLock { $0.writerStarts } }
+
+    /// Whether a writer is writing or lingering.
+    var isWriting: Bool { state.withLock { $0.writing } }
+
     /// Queues `row`; `completion` runs on the writer's queue once the row is in the index (or
     /// could not be written).
     func submit(_ row: Row, writer: @escaping Writer, completion: @escaping Completion) {
-        let startWriter = state.withLock { state -> Bool in
+        let wake = state.withLock { state -> WriterWakeUp? in
             state.pending.append((row, completion))
-            guard !state.writing else { return false }
+            if state.writerLingering {
+                state.writerLingering = false
+                return .signal
+            }
+            guard !state.writing else { return nil }
             state.writing = true
-            return true
+            state.writerStarts += 1
+            return .start
         }
-        if startWriter {
-            queue.async { self.writeUntilEmpty(writer) }
+        switch wake {
+        case .start: queue.async { self.writeUntilEmpty(writer) }
+        case .signal: moreRows.signal()
+        case nil: break
         }
     }
+
+    private enum WriterWakeUp { case start, signal }
 
     /// Writes `row` and waits for it: on the caller's thread when no other row is being
     /// written (a lone store pays no hop to the writer's queue), else with the next batch.
@@ -85,20 +119,48 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         }
     }
 
+    /// Waits up to `linger` for a submitter's signal: `true` when rows came (write them),
+    /// `false` when the writer has stopped (the next row starts it again).
+    private func waitForMoreRows() -> Bool {
+        let signalled = moreRows.wait(timeout: .now() + linger) == .success
+        if signalled { return true }
+        lingerRanOut?()
+        let stopped = state.withLock { state -> Bool in
+            // Still lingering: nobody came, and nobody can signal once this is cleared.
+            guard state.writerLingering else { return false }
+            state.writerLingering = false
+            state.writing = false
+            return true
+        }
+        if stopped { return false }
+        // A submitter cleared `writerLingering` as the wait ran out: its signal is on the way,
+        // and must be taken now so that the next linger does not wake for nothing.
+        moreRows.wait()
+        return true
+    }
+
     private static var missingResult: StoreError {
         StoreError(.databaseFailure, "the index writer returned no result for an entry")
     }
 
-    /// Writes batches until no row waits; runs on ``queue`` only.
+    /// Writes batches until no row waits; runs on ``queue`` only, as background work
+    /// (``BackgroundWriting``) so that rows arriving from a busy event loop gather into batches.
     private func writeUntilEmpty(_ write: Writer) {
+        BackgroundWriting.run { writeBatches(write) }
+    }
+
+    private func writeBatches(_ write: Writer) {
         while true {
             let batch = state.withLock { state -> [(row: Row, completion: Completion)] in
                 let batch = state.pending
                 state.pending.removeAll(keepingCapacity: true)
-                if batch.isEmpty { state.writing = false } else { state.batchesWritten += 1 }
+                if batch.isEmpty { state.writerLingering = true } else { state.batchesWritten += 1 }
                 return batch
             }
-            guard !batch.isEmpty else { return }
+            if batch.isEmpty {
+                if waitForMoreRows() { continue }
+                return
+            }
             let results = write(batch.map(\.row))
             for (index, item) in batch.enumerated() {
                 // A writer that returned too few results fails the rest rather than leave them waiting.
