@@ -45,7 +45,7 @@ let package = Package(
             name: "WebCacheStore",
             dependencies: [
                 "HTTPCaching",
-                "CZlib",
+                "CChecksum",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite itself, for the one query on the hit path (`EntryLookup`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -133,6 +133,7 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        .target(name: "CChecksum", dependencies: ["CZlib"]),
         .target(name: "CAllocatorTuning"),
         .target(name: "CProcessorAffinity"),
         .target(name: "CUnnamedFiles"),

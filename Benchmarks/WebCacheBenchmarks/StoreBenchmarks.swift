@@ -15,6 +15,7 @@ struct StoreBenchmarks {
         for size in [1024, 1 << 20] { results.append(try memoryHit(size: size)) }
         for size in [1024, 128 << 10, 1 << 20] { results.append(try diskHit(size: size)) }
         for size in [1024, 1 << 20] { results.append(try store(size: size)) }
+        for size in [16 << 10, 1 << 20] { results.append(bodyChecksum(size: size)) }
         results += try lookupFlatness()
         return results
     }
@@ -107,6 +108,26 @@ struct StoreBenchmarks {
         }
         return Measurement(
             group: "store", name: label(size), webCache: ours, urlCache: theirs, note: "a new URL each time")
+    }
+
+    /// The checksum every stored body gets (and every body file on its first read), against
+    /// zlib's CRC-32 that computed it before: the same values.
+    func bodyChecksum(size: Int) -> Measurement {
+        log("body checksum \(label(size))")
+        let body = BenchFixtures.body(size)
+        let (expected, same) = body.withUnsafeBytes { (BodyChecksum.crc32ByZlib($0), BodyChecksum.crc32($0)) }
+        precondition(same == expected, "the two CRC-32s differ")
+        var differing = 0
+        let ours = body.withUnsafeBytes { bytes in
+            time(budget: 2) { if BodyChecksum.crc32(bytes) != expected { differing += 1 } }
+        }
+        let zlib = body.withUnsafeBytes { bytes in
+            time(budget: 2) { if BodyChecksum.crc32ByZlib(bytes) != expected { differing += 1 } }
+        }
+        precondition(differing == 0, "a CRC-32 changed between runs")
+        return Measurement(
+            group: "body checksum", name: label(size), webCache: ours,
+            note: String(format: "zlib's crc32: %@ (%.1f× as long)", formatDuration(zlib), zlib / ours))
     }
 
     /// The 1 KB disk hit as the store grows, then opening a store of 10^5 entries.

@@ -24,4 +24,40 @@ struct CRC32Tests {
         }
         #expect(crc.value == data.withUnsafeBytes(CRC32.checksum))
     }
+
+    @Test("the same values as zlib's tables: every length to 300 at every alignment, long bodies, chained updates")
+    func sameAsZlib() {
+        var generator = SystemRandomNumberGenerator()
+        let data = (0..<(1 << 20) + 77).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        data.withUnsafeBytes { bytes in
+            for offset in 0..<16 {
+                for length in 0...300 {
+                    let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+                    #expect(
+                        BodyChecksum.crc32(slice) == BodyChecksum.crc32ByZlib(slice), "length \(length) at \(offset)")
+                }
+            }
+            for length in [4096, 65_536 + 13, 1 << 20, (1 << 20) + 77] {
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[0..<length])
+                #expect(BodyChecksum.crc32(slice) == BodyChecksum.crc32ByZlib(slice), "length \(length)")
+            }
+            var crc = CRC32()
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 1...9000, using: &generator))
+                crc.update(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                start = end
+            }
+            #expect(crc.value == BodyChecksum.crc32ByZlib(bytes))
+        }
+    }
+
+    #if arch(x86_64) && os(Linux)
+    @Test("folding is used where the processor has carry-less multiplication")
+    func foldsWhereItCan() throws {
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = Set(cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ") ?? [])
+        #expect(BodyChecksum.isFolding == (flags.contains("pclmulqdq") && flags.contains("sse4_1")))
+    }
+    #endif
 }

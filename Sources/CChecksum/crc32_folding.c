@@ -1,0 +1,118 @@
+// CRC-32 by folding with carry-less multiplication (Gopal et al., "Fast CRC Computation for
+// Generic Polynomials Using PCLMULQDQ Instruction", Intel, 2009), for the bit-reflected
+// polynomial 0x04C11DB7 that zlib uses. The state is the bit-inverted CRC, as inside zlib.
+#include "checksum.h"
+
+#include <limits.h>
+#include <zlib.h>
+
+static uint32_t zlib_crc32(uint32_t crc, const unsigned char *data, size_t length) {
+    while (length > 0) {
+        uInt chunk = length > UINT_MAX ? UINT_MAX : (uInt)length;
+        crc = (uint32_t)crc32((uLong)crc, data, chunk);
+        data += chunk;
+        length -= chunk;
+    }
+    return crc;
+}
+
+uint32_t webcache_crc32_zlib(uint32_t crc, const unsigned char *data, size_t length) {
+    return zlib_crc32(crc, data, length);
+}
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <immintrin.h>
+
+// x^(k) mod P(x), bit-reflected, for folding 512 bits (k1, k2), 128 bits (k3, k4), 64 to 32
+// bits (k5), and the Barrett reduction's P(x) and floor(x^64 / P(x)).
+#define FOLD_512_LOW 0x154442bd4ULL
+#define FOLD_512_HIGH 0x1c6e41596ULL
+#define FOLD_128_LOW 0x1751997d0ULL
+#define FOLD_128_HIGH 0x0ccaa009eULL
+#define FOLD_64 0x163cd6124ULL
+#define POLYNOMIAL 0x1db710641ULL
+#define BARRETT_MU 0x1f7011641ULL
+
+#define TARGET __attribute__((target("pclmul,sse4.1")))
+
+TARGET static inline __m128i fold(__m128i value, __m128i constants, __m128i next) {
+    __m128i low = _mm_clmulepi64_si128(value, constants, 0x00);
+    __m128i high = _mm_clmulepi64_si128(value, constants, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(low, high), next);
+}
+
+/// The state after `length` bytes (at least 64, a multiple of 16) from `state`.
+TARGET static uint32_t fold_blocks(uint32_t state, const unsigned char *data, size_t length) {
+    __m128i x1 = _mm_loadu_si128((const __m128i *)data);
+    __m128i x2 = _mm_loadu_si128((const __m128i *)(data + 16));
+    __m128i x3 = _mm_loadu_si128((const __m128i *)(data + 32));
+    __m128i x4 = _mm_loadu_si128((const __m128i *)(data + 48));
+    x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)state));
+    data += 64;
+    length -= 64;
+
+    const __m128i by512 = _mm_set_epi64x((long long)FOLD_512_HIGH, (long long)FOLD_512_LOW);
+    while (length >= 64) {
+        x1 = fold(x1, by512, _mm_loadu_si128((const __m128i *)data));
+        x2 = fold(x2, by512, _mm_loadu_si128((const __m128i *)(data + 16)));
+        x3 = fold(x3, by512, _mm_loadu_si128((const __m128i *)(data + 32)));
+        x4 = fold(x4, by512, _mm_loadu_si128((const __m128i *)(data + 48)));
+        data += 64;
+        length -= 64;
+    }
+
+    const __m128i by128 = _mm_set_epi64x((long long)FOLD_128_HIGH, (long long)FOLD_128_LOW);
+    x1 = fold(x1, by128, x2);
+    x1 = fold(x1, by128, x3);
+    x1 = fold(x1, by128, x4);
+    while (length >= 16) {
+        x1 = fold(x1, by128, _mm_loadu_si128((const __m128i *)data));
+        data += 16;
+        length -= 16;
+    }
+
+    // 128 bits to 64: the low half times x^64 mod P, added to the high half.
+    __m128i low = _mm_clmulepi64_si128(by128, x1, 0x01);
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), low);
+
+    // 64 bits to 32.
+    const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+    const __m128i by64 = _mm_set_epi64x(0, (long long)FOLD_64);
+    __m128i lowWord = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), by64, 0x00);
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 4), lowWord);
+
+    // Barrett reduction to the 32-bit remainder.
+    const __m128i barrett = _mm_set_epi64x((long long)BARRETT_MU, (long long)POLYNOMIAL);
+    __m128i quotient = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), barrett, 0x10);
+    __m128i product = _mm_clmulepi64_si128(_mm_and_si128(quotient, mask32), barrett, 0x00);
+    x1 = _mm_xor_si128(x1, product);
+    return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+
+static int folding_supported(void) {
+    static int supported = -1;
+    if (supported < 0) {
+        __builtin_cpu_init();
+        supported = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+    }
+    return supported;
+}
+
+int webcache_crc32_is_folding(void) { return folding_supported(); }
+
+uint32_t webcache_crc32(uint32_t crc, const unsigned char *data, size_t length) {
+    if (length < 64 || !folding_supported()) return zlib_crc32(crc, data, length);
+    size_t folded = length & ~(size_t)15;
+    uint32_t state = fold_blocks(~crc, data, folded);
+    return zlib_crc32(~state, data + folded, length - folded);
+}
+
+#else
+
+int webcache_crc32_is_folding(void) { return 0; }
+
+uint32_t webcache_crc32(uint32_t crc, const unsigned char *data, size_t length) {
+    return zlib_crc32(crc, data, length);
+}
+
+#endif
