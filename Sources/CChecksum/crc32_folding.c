@@ -89,13 +89,9 @@ TARGET static uint32_t fold_blocks(uint32_t state, const unsigned char *data, si
     return (uint32_t)_mm_extract_epi32(x1, 1);
 }
 
+// The processor's features, as the runtime's start-up code found them: two loads, no state here.
 static int folding_supported(void) {
-    static int supported = -1;
-    if (supported < 0) {
-        __builtin_cpu_init();
-        supported = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-    }
-    return supported;
+    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
 }
 
 int webcache_crc32_is_folding(void) { return folding_supported(); }
