@@ -90,9 +90,8 @@ struct EncodedAnswersTests {
             var sent = 0
             func get(_ extra: String) async throws -> ResponseReader.Response {
                 sent += 1
-                try await connection.send("GET /v.mp4 HTTP/1.1\r\nHost: test\r\nX-Request-Id: \(sent)\r\n\(extra)\r\n")
-                let (answers, _) = try await connection.responses(sent, methods: Array(repeating: "GET", count: sent))
-                return try #require(answers.last)
+                return try await connection.answer(
+                    to: "GET /v.mp4 HTTP/1.1\r\nHost: test\r\nX-Request-Id: \(sent)\r\n\(extra)\r\n")
             }
             // The miss, then hits until the store has verified the body file.
             _ = try await get("")

@@ -102,6 +102,29 @@ public final class ProxyConnection: Sendable {
         }
     }
 
+    /// Sends `request` (one whole request, answered with a final response whose body is read as
+    /// a `GET`'s) and returns its answer: the first final response after those the proxy had
+    /// written before it. Throws when none comes within `timeout`.
+    public func answer(to request: String, timeout: Duration = .seconds(10)) async throws -> ResponseReader.Response {
+        let answeredBefore = try await finalResponses(0, timeout: .zero).count
+        try await send(request)
+        let answers = try await finalResponses(answeredBefore + 1, timeout: timeout)
+        guard answers.count > answeredBefore else { throw NoAnswer(request: request) }
+        return answers[answeredBefore]
+    }
+
+    /// No final response came to a request (``answer(to:timeout:)``).
+    public struct NoAnswer: Error, CustomStringConvertible {
+        /// The request, as sent.
+        public var request: String
+
+        public var description: String { "no answer to \(request.debugDescription)" }
+    }
+
+    private func finalResponses(_ count: Int, timeout: Duration) async throws -> [ResponseReader.Response] {
+        try await responses(count, timeout: timeout).responses.filter { $0.status >= 200 }
+    }
+
     /// Runs the work the connection's loop is given for `duration` on the wall clock: what a
     /// task does after its answer's last write (the connection takes its next step then) is done
     /// before the test moves the clock.
