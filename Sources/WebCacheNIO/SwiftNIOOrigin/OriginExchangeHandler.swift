@@ -122,7 +122,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
                 return
             }
             armTimer(exchange.timeout, receivingBody: true)
-            exchange.body.yield(Data(buffer.readableBytesView))
+            exchange.body.yield(buffer.bodyChunk())
         case .end:
             cancelTimer()
             self.exchange = nil
