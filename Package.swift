@@ -191,6 +191,16 @@ let package = Package(
             path: "Benchmarks/HTTPSLoad"
         ),
         .executableTarget(
+            name: "forwarding-floor",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/ForwardingFloor"
+        ),
+        .executableTarget(
             name: "webcache-fuzz",
             dependencies: [
                 "HTTPCaching", "WebCacheTestSupport",

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# What a miss costs above forwarding alone. Every request names a new URL (as WORKLOAD=miss of
+# the shared harness), and four servers in turn forward it to the same static nginx origin:
+#   floor        forwarding-floor: SwiftNIO parsing both legs, nothing else (no cache, no task)
+#   nginx        nginx proxy_pass with kept-alive upstream connections, no cache
+#   forwarded    WebCache, the origin answering `Cache-Control: no-store` (decided, not stored)
+#   stored       WebCache, the origin answering `max-age=3600` (fetched, stored and answered)
+# The gap between floor and forwarded is the engine and the proxy around a miss; between
+# forwarded and stored, storing it. Server and origin on CPU 0, wrk on CPU 1 with CONNS
+# connections for DURATION seconds; server CPU per request (user + system) from /proc.
+#   scripts/bench-miss-floor.sh           # SIZES="1k 16k 128k" DURATION=5 CONNS=64;
+#                                         # BINARY=path/to/webcache measures another build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${SIZES:-"1k 16k 128k"}
+DURATION=${DURATION:-5}
+CONNS=${CONNS:-64}
+for tool in nginx wrk; do
+  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx wrk >/dev/null; }
+done
+source "$(dirname "$0")/lib/harness.sh"
+start_harness forwarding-floor
+bin=${BINARY:-$bin}
+floor="$PWD/.build/release/forwarding-floor"
+origin_port=$(free_port)
+mkdir -p "$work/www/ns"
+chmod 755 "$work" "$work/www" "$work/www/ns"
+for size in $SIZES; do
+  bytes=$(python3 -c "print(int('$size'[:-1]) * {'k': 1024, 'm': 1048576}['$size'[-1]])")
+  head -c "$bytes" /dev/urandom >"$work/www/$size.bin"
+  cp "$work/www/$size.bin" "$work/www/ns/$size.bin"
+done
+cat >"$work/origin.conf" <<CONF
+worker_processes 1;
+pid $work/origin.pid;
+error_log $work/origin-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$origin_port;
+    keepalive_requests 10000000;
+    root $work/www;
+    location /ns/ { add_header Cache-Control "no-store"; }
+    location / { add_header Cache-Control "max-age=3600"; }
+  }
+}
+CONF
+taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
+cat >"$work/miss.lua" <<'LUA'
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. math.random(1, 1e9) .. "-" .. counter)
+end
+LUA
+hz=$(getconf CLK_TCK)
+
+# run NAME SIZE PATH → starts the server NAME, sends new URLs under PATH, sets $result to
+# "rps · µs · p99" (not in a subshell, so that the harness stops the server whatever happens).
+run() {
+  local name=$1 size=$2 target=$3 port server_pids=() before after out requests
+  port=$(free_port)
+  case $name in
+    floor)
+      taskset -c 0 "$floor" --port "$port" --upstream "$origin_port" >"$work/floor.log" 2>&1 &
+      server_pids=($!) ;;
+    nginx)
+      cat >"$work/front.conf" <<CONF
+worker_processes 1;
+pid $work/front.pid;
+error_log $work/front-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream origin { server 127.0.0.1:$origin_port; keepalive 256; }
+  server {
+    listen 127.0.0.1:$port;
+    keepalive_requests 10000000;
+    location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+CONF
+      taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' &
+      server_pids=($!) ;;
+    forwarded | stored)
+      rm -rf "$work/cache"
+      taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$port" \
+        --upstream "http://127.0.0.1:$origin_port" --threads 1 >"$work/webcache.log" 2>&1 &
+      server_pids=($!) ;;
+  esac
+  pids+=("${server_pids[@]}")
+  for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port$target?warm" && break; sleep 0.1; done
+  [ "$name" != nginx ] || server_pids+=($(ps --ppid "${server_pids[0]}" -o pid= | tr -d ' '))
+  before=$(cpu_ticks "${server_pids[@]}")
+  out=$(TARGET="$target" taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s "$work/miss.lua" \
+    "http://127.0.0.1:$port/" 2>&1)
+  after=$(cpu_ticks "${server_pids[@]}")
+  kill "${server_pids[0]}" 2>/dev/null || true
+  wait "${server_pids[0]}" 2>/dev/null || true
+  requests=$(echo "$out" | awk '/requests in/ { print $1 }')
+  [ -z "$(echo "$out" | awk '/Non-2xx/ { print $NF }')" ] || { echo "FAIL: $name answered non-2xx" >&2; exit 1; }
+  result=$(printf '%.0f · %s · %s' "$(echo "$out" | awk '/Requests\/sec/ { print $2 }')" \
+    "$(python3 -c "print(round(($after - $before) / $hz * 1e6 / max(1, $requests)))")" \
+    "$(echo "$out" | awk '$1 == "99%" { print $2 }')")
+}
+
+echo "| size | floor (SwiftNIO) | nginx proxy_pass | WebCache forwarded (no-store) | WebCache stored |"
+echo "| --- | --- | --- | --- | --- |"
+for size in $SIZES; do
+  row="| $size"
+  for name in floor nginx forwarded stored; do
+    target="/$size.bin"
+    [ "$name" != forwarded ] || target="/ns/$size.bin"
+    run "$name" "$size" "$target"
+    row="$row | $result"
+  done
+  echo "$row |"
+done
+echo
+echo "requests/s · server CPU µs per request · p99; every request a new URL"
