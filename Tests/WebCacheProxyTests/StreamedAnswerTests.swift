@@ -54,6 +54,29 @@ struct StreamedAnswerTests {
     }
 
     @Test(
+        "an answer whose announced length is written frees the connection: the next request is answered before the origin's stream ends (the engine ends it once the entry is committed)"
+    )
+    func announcedLengthEndsTheAnswer() async throws {
+        let gate = OriginGate()
+        defer { gate.open() }
+        let body = String(repeating: "x", count: 3000)
+        // Every body arrives whole, and its stream ends only once the gate opens.
+        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
+            Self.answer(body, chunked: false)
+        }
+        try await SocketlessProxy.with(origin: origin) { server in
+            let connection = try await server.connect()
+            let first = try await connection.answer(to: "GET /first HTTP/1.1\r\nHost: test\r\n\r\n")
+            #expect(first.status == 200 && first.text == body)
+            let second = try await connection.answer(
+                to: "GET /second HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .seconds(5))
+            #expect(second.status == 200 && second.text == body)
+            #expect(origin.count("/second") == 1)
+            await connection.close()
+        }
+    }
+
+    @Test(
         "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
         arguments: [false, true])
     func arrivedChunksInOneWrite(chunked: Bool) async throws {

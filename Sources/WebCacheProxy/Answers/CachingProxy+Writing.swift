@@ -42,6 +42,8 @@ extension CachingProxy {
             // A buffer is made to the size of what it carries and let go once written, so a
             // connection holds no more than one write's bytes.
             let chunked = framing == .chunked
+            let declared: Int? = if case .length(let length) = framing { length } else { nil }
+            var sent = 0
             var index = 0
             var waited: Data?
             while true {
@@ -55,11 +57,17 @@ extension CachingProxy {
                 if size > 0 {
                     buffer.reserveCapacity(buffer.readableBytes + size + (chunked ? 12 * gathered.count : 0))
                     for chunk in gathered { buffer.writeBody(chunk, chunked: chunked) }
+                    sent += size
                 }
                 if buffer.readableBytes > 0 {
                     try await channel.writeAndFlush(buffer)
                     buffer = ByteBuffer()
                 }
+                // The client has every byte its Content-Length announced: the answer is whole for
+                // it, and the next request on the connection need not wait for the end of the
+                // origin's stream, which the engine gives only once the entry is committed (a
+                // request for the same URL meanwhile joins the fetch).
+                if let declared, sent >= declared { return }
                 var rest = stream.makeAsyncIterator(startingAt: index)
                 guard let chunk = try await rest.next() else { break }
                 waited = chunk
