@@ -77,6 +77,34 @@ struct StreamedAnswerTests {
     }
 
     @Test(
+        "a client cannot run ahead of the store by more than one answer: the answer after next waits for the first body's stream to end"
+    )
+    func oneUnendedBodyPerConnection() async throws {
+        let gate = OriginGate()
+        defer { gate.open() }
+        let body = String(repeating: "y", count: 2000)
+        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
+            Self.answer(body, chunked: false)
+        }
+        try await SocketlessProxy.with(origin: origin) { server in
+            let connection = try await server.connect()
+            for path in ["/first", "/second"] {
+                let answer = try await connection.answer(to: "GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n")
+                #expect(answer.status == 200 && answer.text == body)
+            }
+            // The second answer is written, and the connection waits for the first body's end.
+            await #expect(throws: ProxyConnection.NoAnswer.self) {
+                _ = try await connection.answer(
+                    to: "GET /third HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .milliseconds(300))
+            }
+            gate.open()
+            let (answers, closed) = try await connection.responses(3)
+            #expect(answers.count == 3 && answers.last?.text == body && !closed)
+            await connection.close()
+        }
+    }
+
+    @Test(
         "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
         arguments: [false, true])
     func arrivedChunksInOneWrite(chunked: Bool) async throws {

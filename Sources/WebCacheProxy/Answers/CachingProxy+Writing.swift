@@ -14,18 +14,22 @@ import Foundation
 extension CachingProxy {
     /// Writes a response: a whole body in one trip to the event loop, a body still arriving
     /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
-    /// that fails half-way closes the connection, so the client sees it was cut short.
+    /// that fails half-way closes the connection, so the client sees it was cut short. Returns
+    /// the body's stream when the answer was over before the stream ended (its length all
+    /// written, the entry not yet committed): the connection waits for it before the answer
+    /// after next, so that a client cannot run ahead of the store by more than one answer.
+    @discardableResult
     func write(
         _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence,
         method: NIOHTTP1.HTTPMethod
-    ) async {
+    ) async -> UnendedBody? {
         guard case .arriving(let stream) = response.body else {
             channel.eventLoop.execute { [self] in
                 send(
                     encode(response, allocator: channel.allocator, persistence: persistence, method: method),
                     to: channel, flush: true)
             }
-            return
+            return nil
         }
         let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
@@ -34,7 +38,7 @@ extension CachingProxy {
         do {
             if case .none = framing {
                 try await channel.writeAndFlush(buffer)
-                return
+                return nil
             }
             // Each write takes every chunk that has arrived (up to a limit): the head goes out
             // with the first chunks, in one packet for a small body, rather than a write for the
@@ -66,8 +70,12 @@ extension CachingProxy {
                 // The client has every byte its Content-Length announced: the answer is whole for
                 // it, and the next request on the connection need not wait for the end of the
                 // origin's stream, which the engine gives only once the entry is committed (a
-                // request for the same URL meanwhile joins the fetch).
-                if let declared, sent >= declared { return }
+                // request for the same URL meanwhile joins the fetch). Only for a body of one
+                // write or less: a larger one would hold its memory for longer, and its answer
+                // takes long enough that the commit is no wait.
+                if let declared, sent >= declared, declared <= Self.streamedWriteSize {
+                    return UnendedBody(stream: stream, index: index)
+                }
                 var rest = stream.makeAsyncIterator(startingAt: index)
                 guard let chunk = try await rest.next() else { break }
                 waited = chunk
@@ -78,6 +86,7 @@ extension CachingProxy {
             logger.debug("response cut short: \(error)")
             try? await channel.close()
         }
+        return nil
     }
 
     /// How many bytes of a streamed body one write gathers, from the chunks that have arrived

@@ -50,6 +50,9 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let tunnel: InterceptedTunnel?
     /// The answers replayed on this connection: plain and tunnelled requests are kept apart.
     private let answers: ReplayCache
+    /// The body of the last answer on a task, when the answer was over before its stream ended:
+    /// the next answer on a task waits for it before the connection goes on (``UnendedBody``).
+    private var unended: UnendedBody?
 
     init(proxy: CachingProxy, decoder: ByteToMessageHandler<RequestDecoder>, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
@@ -228,12 +231,30 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 response = await proxy.respond(to: request, url: url, body: body, interim: interim?.handler)
                 interim?.close()
             }
-            await proxy.write(response, to: channel, persistence: persistence, method: head.method)
+            let unended = await proxy.write(response, to: channel, persistence: persistence, method: head.method)
+            if let previous = await ProxyHTTPHandler.swapUnended(unended, of: loopBound) {
+                await previous.ended()
+            }
             channel.eventLoop.execute {
                 let (handler, context) = loopBound.value
                 handler.answered(context: context, keepAlive: persistence.keepsAlive)
             }
         }
+    }
+
+    /// Keeps `unended` as the connection's body still ending and returns the one kept before, on
+    /// the connection's loop.
+    private static func swapUnended(
+        _ unended: UnendedBody?, of loopBound: NIOLoopBound<(ProxyHTTPHandler, ChannelHandlerContext)>
+    ) async -> UnendedBody? {
+        let loop = loopBound.eventLoop
+        if loop.inEventLoop { return loopBound.value.0.swapUnended(unended) }
+        return try? await loop.submit { loopBound.value.0.swapUnended(unended) }.get()
+    }
+
+    private func swapUnended(_ new: UnendedBody?) -> UnendedBody? {
+        defer { unended = new }
+        return unended
     }
 
     /// Writes a whole answer on the event loop, without a task. The flush waits for the end of
