@@ -105,6 +105,31 @@ struct StreamedAnswerTests {
     }
 
     @Test(
+        "a body larger than one write keeps its answer until the origin's stream ends: the next request waits for it"
+    )
+    func largeBodyWaitsForTheEnd() async throws {
+        let gate = OriginGate()
+        defer { gate.open() }
+        let body = String(repeating: "z", count: CachingProxy.streamedWriteSize + 1)
+        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
+            Self.answer(body, chunked: false)
+        }
+        try await SocketlessProxy.with(origin: origin) { server in
+            let connection = try await server.connect()
+            let first = try await connection.answer(to: "GET /large HTTP/1.1\r\nHost: test\r\n\r\n")
+            #expect(first.status == 200 && first.text == body)
+            await #expect(throws: ProxyConnection.NoAnswer.self) {
+                _ = try await connection.answer(
+                    to: "GET /next HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .milliseconds(300))
+            }
+            gate.open()
+            let (answers, closed) = try await connection.responses(2)
+            #expect(answers.count == 2 && answers.last?.status == 200 && !closed)
+            await connection.close()
+        }
+    }
+
+    @Test(
         "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
         arguments: [false, true])
     func arrivedChunksInOneWrite(chunked: Bool) async throws {
