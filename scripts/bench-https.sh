@@ -39,12 +39,7 @@ for size in $SIZES; do head -c "${bytes[$size]}" /dev/urandom >"$work/www/$size.
 "$bin" ca --cache-dir "$work/cache" >/dev/null
 "$load" --make-certificates "$work/certs" --authority "$work/cache/ca"
 
-cat >"$work/origin.conf" <<CONF
-worker_processes 1;
-pid $work/origin.pid;
-error_log $work/origin-error.log;
-events { worker_connections 4096; }
-http {
+nginx_config origin <<CONF
   access_log $work/origin-access.log;
   server {
     listen 127.0.0.1:9601 ssl;
@@ -53,14 +48,8 @@ http {
     root $work/www;
     location / { add_header Cache-Control "max-age=3600"; }
   }
-}
 CONF
-cat >"$work/front.conf" <<CONF
-worker_processes 1;
-pid $work/front.pid;
-error_log $work/front-error.log;
-events { worker_connections 4096; }
-http {
+nginx_config front <<CONF
   access_log off;
   proxy_cache_path $work/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=1h use_temp_path=off;
   server {
@@ -80,7 +69,6 @@ http {
       add_header X-Cache \$upstream_cache_status;
     }
   }
-}
 CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' & front_master=$!; pids+=($front_master)

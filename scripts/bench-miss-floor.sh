@@ -30,12 +30,7 @@ for size in $SIZES; do
   head -c "$bytes" /dev/urandom >"$work/www/$size.bin"
   cp "$work/www/$size.bin" "$work/www/ns/$size.bin"
 done
-cat >"$work/origin.conf" <<CONF
-worker_processes 1;
-pid $work/origin.pid;
-error_log $work/origin-error.log;
-events { worker_connections 4096; }
-http {
+nginx_config origin <<CONF
   access_log off;
   server {
     listen 127.0.0.1:$origin_port;
@@ -44,7 +39,6 @@ http {
     location /ns/ { add_header Cache-Control "no-store"; }
     location / { add_header Cache-Control "max-age=3600"; }
   }
-}
 CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 cat >"$work/miss.lua" <<'LUA'
@@ -56,22 +50,17 @@ end
 LUA
 hz=$(getconf CLK_TCK)
 
-# run NAME SIZE PATH → starts the server NAME, sends new URLs under PATH, sets $result to
+# run NAME PATH → starts the server NAME, sends new URLs under PATH, sets $result to
 # "rps · µs · p99" (not in a subshell, so that the harness stops the server whatever happens).
 run() {
-  local name=$1 size=$2 target=$3 port server_pids=() before after out requests
+  local name=$1 target=$2 port server_pids=() before after out requests
   port=$(free_port)
   case $name in
     floor)
       taskset -c 0 "$floor" --port "$port" --upstream "$origin_port" >"$work/floor.log" 2>&1 &
       server_pids=($!) ;;
     nginx)
-      cat >"$work/front.conf" <<CONF
-worker_processes 1;
-pid $work/front.pid;
-error_log $work/front-error.log;
-events { worker_connections 4096; }
-http {
+      nginx_config front <<CONF
   access_log off;
   upstream origin { server 127.0.0.1:$origin_port; keepalive 256; }
   server {
@@ -79,7 +68,6 @@ http {
     keepalive_requests 10000000;
     location / { proxy_pass http://origin; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
-}
 CONF
       taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' &
       server_pids=($!) ;;
@@ -112,7 +100,7 @@ for size in $SIZES; do
   for name in floor nginx forwarded stored; do
     target="/$size.bin"
     [ "$name" != forwarded ] || target="/ns/$size.bin"
-    run "$name" "$size" "$target"
+    run "$name" "$target"
     row="$row | $result"
   done
   echo "$row |"

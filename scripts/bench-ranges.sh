@@ -28,26 +28,15 @@ chmod 755 "$work" "$work/www"; chmod 777 "$work/nginx-cache"
 head -c 1048576 /dev/urandom >"$work/www/1m.bin"
 head -c 8388608 /dev/urandom >"$work/www/8m.bin"
 head -c 16777216 /dev/urandom >"$work/www/16m.bin"
-cat >"$work/origin.conf" <<CONF
-worker_processes 1;
-pid $work/origin.pid;
-error_log $work/origin-error.log;
-events { worker_connections 4096; }
-http {
+nginx_config origin <<CONF
   access_log $work/origin-access.log;
   server {
     listen 127.0.0.1:9701;
     root $work/www;
     location / { add_header Cache-Control "max-age=3600"; }
   }
-}
 CONF
-cat >"$work/front.conf" <<CONF
-worker_processes 1;
-pid $work/front.pid;
-error_log $work/front-error.log;
-events { worker_connections 4096; }
-http {
+nginx_config front <<CONF
   access_log off;
   sendfile on;
   proxy_cache_path $work/nginx-cache levels=1:2 keys_zone=bench:10m max_size=1g inactive=1h use_temp_path=off;
@@ -61,7 +50,6 @@ http {
       proxy_cache bench;
     }
   }
-}
 CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' & front_master=$!; pids+=($front_master)

@@ -98,8 +98,8 @@ final class ClientSide: ChannelInboundHandler {
 
     private func forward(_ request: HTTPRequestHead) {
         guard let origin else { return }
-        var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: request.uri)
-        head.headers = request.headers
+        var head = request
+        head.version = .http1_1
         head.headers.replaceOrAdd(name: "Host", value: "127.0.0.1:\(upstream)")
         origin.write(HTTPClientRequestPart.head(head), promise: nil)
         origin.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)

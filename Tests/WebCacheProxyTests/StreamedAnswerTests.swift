@@ -20,6 +20,18 @@ struct StreamedAnswerTests {
         return OriginResponse(head: HTTPResponse(status: .ok, headerFields: fields), body: Data(body.utf8))
     }
 
+    /// An origin whose every body, `body` with its length, arrives whole at once while its
+    /// stream ends only once `gate` opens — as the engine ends a stream once it has committed
+    /// the entry.
+    static func endingAtGate(_ body: String, gate: OriginGate) -> InMemoryOrigin {
+        InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in answer(body, chunked: false) }
+    }
+
+    /// A `GET` of `path` as a client sends it.
+    static func get(_ path: String) -> String {
+        "GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n"
+    }
+
     /// What `connection` has written once `done` holds of it (or 10 s have passed).
     static func written(_ connection: ProxyConnection, until done: (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -60,16 +72,12 @@ struct StreamedAnswerTests {
         let gate = OriginGate()
         defer { gate.open() }
         let body = String(repeating: "x", count: 3000)
-        // Every body arrives whole, and its stream ends only once the gate opens.
-        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
-            Self.answer(body, chunked: false)
-        }
+        let origin = Self.endingAtGate(body, gate: gate)
         try await SocketlessProxy.with(origin: origin) { server in
             let connection = try await server.connect()
-            let first = try await connection.answer(to: "GET /first HTTP/1.1\r\nHost: test\r\n\r\n")
+            let first = try await connection.answer(to: Self.get("/first"))
             #expect(first.status == 200 && first.text == body)
-            let second = try await connection.answer(
-                to: "GET /second HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .seconds(5))
+            let second = try await connection.answer(to: Self.get("/second"), timeout: .seconds(5))
             #expect(second.status == 200 && second.text == body)
             #expect(origin.count("/second") == 1)
             await connection.close()
@@ -83,19 +91,16 @@ struct StreamedAnswerTests {
         let gate = OriginGate()
         defer { gate.open() }
         let body = String(repeating: "y", count: 2000)
-        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
-            Self.answer(body, chunked: false)
-        }
+        let origin = Self.endingAtGate(body, gate: gate)
         try await SocketlessProxy.with(origin: origin) { server in
             let connection = try await server.connect()
             for path in ["/first", "/second"] {
-                let answer = try await connection.answer(to: "GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n")
+                let answer = try await connection.answer(to: Self.get(path))
                 #expect(answer.status == 200 && answer.text == body)
             }
             // The second answer is written, and the connection waits for the first body's end.
             await #expect(throws: ProxyConnection.NoAnswer.self) {
-                _ = try await connection.answer(
-                    to: "GET /third HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .milliseconds(300))
+                _ = try await connection.answer(to: Self.get("/third"), timeout: .milliseconds(300))
             }
             gate.open()
             let (answers, closed) = try await connection.responses(3)
@@ -111,16 +116,13 @@ struct StreamedAnswerTests {
         let gate = OriginGate()
         defer { gate.open() }
         let body = String(repeating: "z", count: CachingProxy.streamedWriteSize + 1)
-        let origin = InMemoryOrigin(holdingBodyAfter: body.utf8.count, until: gate) { _ in
-            Self.answer(body, chunked: false)
-        }
+        let origin = Self.endingAtGate(body, gate: gate)
         try await SocketlessProxy.with(origin: origin) { server in
             let connection = try await server.connect()
-            let first = try await connection.answer(to: "GET /large HTTP/1.1\r\nHost: test\r\n\r\n")
+            let first = try await connection.answer(to: Self.get("/large"))
             #expect(first.status == 200 && first.text == body)
             await #expect(throws: ProxyConnection.NoAnswer.self) {
-                _ = try await connection.answer(
-                    to: "GET /next HTTP/1.1\r\nHost: test\r\n\r\n", timeout: .milliseconds(300))
+                _ = try await connection.answer(to: Self.get("/next"), timeout: .milliseconds(300))
             }
             gate.open()
             let (answers, closed) = try await connection.responses(2)

@@ -56,12 +56,13 @@ public enum TunnelClient {
         return Exchange(connectAnswer: answer, received: received)
     }
 
-    /// A failure of one step of an exchange, with the step's name and what had arrived.
+    /// A failure of one step of an exchange, with the step's name.
     public struct StepFailure: Error, CustomStringConvertible {
         /// The step.
         public var step: String
         /// The error it met.
         public var cause: any Error
+        /// The step, then the error.
         public var description: String { "\(step): \(cause)" }
     }
 

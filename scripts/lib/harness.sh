@@ -1,5 +1,6 @@
 # Shared by the measuring scripts (sourced, not run): a release build of webcache, a scratch
-# folder, processes stopped and the folder removed on exit, free ports, CPU time of processes.
+# folder, processes stopped and the folder removed on exit, free ports, CPU time of processes,
+# nginx configurations.
 #   source "$(dirname "$0")/lib/harness.sh"
 #   start_harness [product…]    # builds webcache (and the products named), sets $bin and $work
 #   pids+=("$!")                # every background process started is stopped on exit
@@ -22,6 +23,20 @@ harness_cleanup() {
   wait 2>/dev/null || true
   if declare -F on_exit >/dev/null; then on_exit || true; fi
   [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+
+# nginx_config NAME: writes $work/NAME.conf, one nginx worker with its pid and error log in
+# $work (NAME.pid, NAME-error.log), whose http block's contents come on standard input.
+nginx_config() {
+  {
+    echo "worker_processes 1;"
+    echo "pid $work/$1.pid;"
+    echo "error_log $work/$1-error.log;"
+    echo "events { worker_connections 4096; }"
+    echo "http {"
+    cat
+    echo "}"
+  } >"$work/$1.conf"
 }
 
 # A port nothing listens on, on 127.0.0.1.
