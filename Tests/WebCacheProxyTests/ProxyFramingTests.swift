@@ -6,7 +6,9 @@ import WebCacheTestSupport
 
 @Suite("The caching proxy: message framing and pipelining", .serialized)
 struct ProxyFramingTests {
-    @Test("pipelined requests are answered in order, a miss before the hits queued behind it; HEAD has no body")
+    @Test(
+        "pipelined requests are answered in order: a miss, then those queued behind it from its fetch or the store; HEAD has no body"
+    )
     func pipelining() async throws {
         try await TestOrigin.with { origin in
             origin.route("/page") { _ in
@@ -24,7 +26,12 @@ struct ProxyFramingTests {
                 #expect(heads.count == 4, "\(answer)")
                 let statuses = heads.map { $0.firstLine(containing: "Cache-Status") ?? "" }
                 #expect(statuses.first?.contains("fwd=uri-miss") == true)
-                #expect(statuses.dropFirst().allSatisfy { $0.contains("hit") })
+                // Behind the miss, a hit; or, for a request read before the miss's entry is
+                // committed (its answer is over at its Content-Length, before the store has it), a
+                // share of the miss's own fetch. Either way the origin sees one request.
+                #expect(
+                    statuses.dropFirst().allSatisfy { $0.contains("; hit;") || $0.hasSuffix("; collapsed") },
+                    "\(statuses)")
                 #expect(heads.map { $0.hasSuffix("the page body") } == [true, true, false, true])
                 #expect(heads.allSatisfy { $0.contains("Content-Length: 13\r\n") })
                 #expect(heads.last?.contains("Connection: close\r\n") == true)
