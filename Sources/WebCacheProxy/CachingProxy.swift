@@ -37,6 +37,8 @@ public final class CachingProxy: Sendable {
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept
     /// apart from plain ones.
     let tunnelAnswers = ReplayCache()
+    /// Whole answers waiting for the end of their loop's tick to be flushed, per loop.
+    let endOfTickFlushes = EndOfTickFlushTable()
     /// Encodings of fresh answers per entry, for requests that differ but get the same answer.
     let encodedAnswers = EncodedAnswers()
     /// HTTPS interception, when configured and usable (see ``interceptionProblem``).

@@ -31,6 +31,18 @@ struct RangeTests {
     }
 
     @Test(
+        "one range resolves without building arrays as it would with them; several, invalid or unsatisfiable give none",
+        arguments: [
+            ("bytes=0-99", 0..<100), ("bytes=9990-", 9990..<10000), ("bytes=-500", 9500..<10000),
+            ("bytes=-20000", 0..<10000), ("bytes=0-99999999999999999999999", 0..<10000), ("BYTES=1-2", 1..<3),
+            ("bytes=0-1,,", 0..<2), (" bytes= 5-9 ", 5..<10), ("bytes=0-0,-1", nil), ("bytes=0-99, 50-149", nil),
+            ("bytes=10000-", nil), ("bytes=-0", nil), ("bytes=5-3", nil), ("items=0-1", nil), ("", nil),
+        ] as [(String, Range<Int>?)])
+    func singleRange(field: String, expected: Range<Int>?) {
+        #expect(ByteRangeRequest.singleRange(field, length: 10_000) == expected)
+    }
+
+    @Test(
         "invalid Range fields are ignored (RFC 9110 §14.2)",
         arguments: [
             "", "bytes", "bytes=", "items=0-1", "bytes=5-3", "bytes=a-b", "bytes=1", "bytes=-", "bytes=+1-2",

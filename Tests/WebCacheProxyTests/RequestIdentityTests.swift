@@ -58,6 +58,7 @@ struct RequestIdentityTests {
         let second = identity("/v", [("Host", "x"), ("range", "bytes=500-")])
         #expect(first.asksForRange && first.range == "bytes=0-99")
         #expect(first != second, "the field's name is compared byte for byte")
+        #expect(second.range == "bytes=500-", "found by its name in any case")
         #expect(first == identity("/v", [("Host", "x"), ("Range", "bytes=7-8")]))
         #expect(first != identity("/v", [("Host", "x")]) && !identity("/v", [("Host", "x")]).asksForRange)
         #expect(identity("/v", [("Range", "bytes=0-1"), ("Range", "bytes=2-3")]).range == nil)

@@ -28,26 +28,40 @@ public struct ByteRangeRequest: Sendable, Hashable {
     /// by byte: every range request (a video seeking) goes through it.
     public init?(_ value: String) {
         var value = value
-        guard let specs = value.withUTF8({ Self.parseSpecs($0) }) else { return nil }
+        var specs: [Spec] = []
+        guard let count = value.withUTF8({ Self.parse($0) { specs.append($0) } }), count > 0 else { return nil }
         self.specs = specs
     }
 
-    /// `bytes=` then a comma-separated list of `first-[last]` and `-suffix` (RFC 9110 §14.1.1),
-    /// optional whitespace around elements, empty elements ignored (§5.6.1).
-    private static func parseSpecs(_ bytes: UnsafeBufferPointer<UInt8>) -> [Spec]? {
+    /// The range a field value of exactly one range asks of a representation of `length` bytes,
+    /// as ``resolve(length:)`` would resolve it, without building arrays: a player's every seek
+    /// comes through here. `nil` when the value is not valid, holds more than one range, or its
+    /// range is unsatisfiable; parse it with ``init(_:)`` to tell those apart.
+    public static func singleRange(_ value: String, length: Int) -> Range<Int>? {
+        var value = value
+        var only: Spec?
+        guard value.withUTF8({ parse($0) { only = $0 } }) == 1, let only else { return nil }
+        return range(of: only, length: length)
+    }
+
+    /// Reads `bytes=` then a comma-separated list of `first-[last]` and `-suffix` (RFC 9110
+    /// §14.1.1), optional whitespace around elements, empty elements ignored (§5.6.1), handing
+    /// each range to `visit` in order: the number of ranges, or `nil` when the value is not valid
+    /// (some ranges may have been visited by then).
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, _ visit: (Spec) -> Void) -> Int? {
         var index = 0
         func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         while index < bytes.count, isWhitespace(bytes[index]) { index += 1 }
-        let unit = Array("bytes=".utf8)
-        guard bytes.count - index > unit.count else { return nil }
-        for (offset, expected) in unit.enumerated() {  // the unit is case-insensitive
+        let unit: StaticString = "bytes="
+        guard bytes.count - index > unit.utf8CodeUnitCount else { return nil }
+        for offset in 0..<unit.utf8CodeUnitCount {  // the unit is case-insensitive
             let byte = bytes[index + offset]
-            guard ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == expected else {
-                return nil
-            }
+            guard
+                ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == unit.utf8Start[offset]
+            else { return nil }
         }
-        index += unit.count
-        var specs: [Spec] = []
+        index += unit.utf8CodeUnitCount
+        var count = 0
         while index <= bytes.count {
             var end = index
             while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
@@ -61,20 +75,21 @@ public struct ByteRangeRequest: Sendable, Hashable {
                 let lastText = UnsafeBufferPointer(rebasing: bytes[(dash + 1)..<high])
                 if firstText.isEmpty {
                     guard let length = number(lastText) else { return nil }
-                    specs.append(.suffix(length))
+                    visit(.suffix(length))
                 } else {
                     guard let first = number(firstText) else { return nil }
                     if lastText.isEmpty {
-                        specs.append(.from(first, through: nil))
+                        visit(.from(first, through: nil))
                     } else {
                         guard let last = number(lastText), last >= first else { return nil }
-                        specs.append(.from(first, through: last))
+                        visit(.from(first, through: last))
                     }
                 }
+                count += 1
             }
             index = end + 1
         }
-        return specs.isEmpty ? nil : specs
+        return count
     }
 
     /// Creates a request from specs.
@@ -95,18 +110,7 @@ public struct ByteRangeRequest: Sendable, Hashable {
     /// Resolves the ranges against a representation of `length` bytes (RFC 9110 §14.1.2).
     public func resolve(length: Int) -> Resolution {
         guard specs.count <= Self.maximumRanges else { return .whole }
-        var ranges: [Range<Int>] = []
-        for spec in specs {
-            switch spec {
-            case .from(let first, let last):
-                guard first < length else { continue }
-                let end = min(last.map { $0 == Int.max ? Int.max : $0 + 1 } ?? length, length)
-                ranges.append(first..<end)
-            case .suffix(let suffix):
-                guard suffix > 0, length > 0 else { continue }
-                ranges.append(max(0, length - suffix)..<length)
-            }
-        }
+        var ranges = specs.compactMap { Self.range(of: $0, length: length) }
         guard !ranges.isEmpty else { return .unsatisfiable }
         ranges.sort { $0.lowerBound < $1.lowerBound }
         var merged: [Range<Int>] = [ranges[0]]
@@ -119,6 +123,18 @@ public struct ByteRangeRequest: Sendable, Hashable {
             }
         }
         return .satisfiable(merged)
+    }
+
+    /// The bytes `spec` asks of a representation of `length` bytes; `nil` when none.
+    private static func range(of spec: Spec, length: Int) -> Range<Int>? {
+        switch spec {
+        case .from(let first, let last):
+            guard first < length else { return nil }
+            return first..<min(last.map { $0 == Int.max ? Int.max : $0 + 1 } ?? length, length)
+        case .suffix(let suffix):
+            guard suffix > 0, length > 0 else { return nil }
+            return max(0, length - suffix)..<length
+        }
     }
 
     /// Digits only; saturates at `Int.max` instead of overflowing.

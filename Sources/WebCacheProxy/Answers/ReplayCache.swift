@@ -53,8 +53,12 @@ struct RequestIdentity: Hashable, Sendable {
     /// The value of the head's `Range` field, when it has exactly one.
     var range: String? {
         guard asksForRange else { return nil }
-        let values = head.headers["range"]
-        return values.count == 1 ? values[0] : nil
+        var found: String?
+        for (name, value) in head.headers where Self.isRange(name) {
+            guard found == nil else { return nil }
+            found = value
+        }
+        return found
     }
 
     func hash(into hasher: inout Hasher) {

@@ -53,6 +53,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The body of the last answer on a task, when the answer was over before its stream ended:
     /// the next answer on a task waits for it before the connection goes on (``UnendedBody``).
     private var unended: UnendedBody?
+    /// Where whole answers on this connection's loop wait to be flushed at the end of its tick.
+    private var endOfTick: NIOLoopBound<EndOfTickFlushes>?
 
     init(proxy: CachingProxy, decoder: ByteToMessageHandler<RequestDecoder>, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
@@ -76,7 +78,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let requestHead):
             head = requestHead
-            body.clear()
+            // A new empty buffer, not `clear()`: clearing the shared empty one allocates.
+            body = ByteBuffer()
             refusal = nil
             let size = Self.headSize(requestHead)
             if size > proxy.configuration.maximumHeaderSize {
@@ -258,14 +261,14 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Writes a whole answer on the event loop, without a task. The flush waits for the end of
-    /// the loop's tick: answers to the other connections that were readable in the same tick go
-    /// out back to back, which wakes the clients fewer times than one flush per answer.
+    /// the loop's tick (``EndOfTickFlushes``).
     private func finish(_ answer: EncodedAnswer, context: ChannelHandlerContext, persistence: ConnectionPersistence) {
         let channel = context.channel
         // Only a connection that closes after the answer waits for it to be written.
         let written = persistence.keepsAlive ? nil : context.eventLoop.makePromise(of: Void.self)
         proxy.send(answer, to: channel, flush: false, written: written)
-        context.eventLoop.execute { channel.flush() }
+        if endOfTick == nil { endOfTick = proxy.endOfTickFlushes.batch(for: context.eventLoop) }
+        endOfTick?.value.flush(channel)
         guard let written else {
             answered(context: context, keepAlive: true)
             return

@@ -25,10 +25,18 @@ extension HTTPCache {
     /// unreadable): then ask the engine. The request's `If-Range`, if any, is the one the answer
     /// was decided for (the caller's identity of the request holds it). Never suspends.
     package func confirmRangeReplay(_ answer: ReplayTerms, range: String, minimumSize: Int) -> Range<Int>? {
-        guard let ranges = ByteRangeRequest(range),
-            case .satisfiable(let pieces) = ranges.resolve(length: answer.entry.bodySize),
-            pieces.count == 1, pieces[0].count >= minimumSize,
-            confirm(answer, bytesFromCache: pieces[0].count)
+        guard let piece = Self.onePiece(of: range, length: answer.entry.bodySize), piece.count >= minimumSize,
+            confirm(answer, bytesFromCache: piece.count)
+        else { return nil }
+        return piece
+    }
+
+    /// The one range `value` resolves to against `length` bytes, whether it names one range or
+    /// several that merge into one; `nil` for none or several.
+    private static func onePiece(of value: String, length: Int) -> Range<Int>? {
+        if let single = ByteRangeRequest.singleRange(value, length: length) { return single }
+        guard let ranges = ByteRangeRequest(value), case .satisfiable(let pieces) = ranges.resolve(length: length),
+            pieces.count == 1
         else { return nil }
         return pieces[0]
     }
@@ -38,9 +46,11 @@ extension HTTPCache {
     /// before it); then it is counted as a hit serving `bytesFromCache` and its entry's access
     /// recorded.
     private func confirm(_ answer: ReplayTerms, bytesFromCache: Int) -> Bool {
-        let (revision, clock) = settings.withLock { ($0.revision, $0.now) }
-        guard revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
-        let now = clock()
+        // A struct, not a tuple: a closure in a tuple that a generic function returns is wrapped
+        // in a thunk, which is an allocation on every replay.
+        let settings = settings.withLock { ReplaySettings(revision: $0.revision, clock: $0.now) }
+        guard settings.revision == answer.settingsRevision, store.revision == answer.storeRevision else { return false }
+        let now = settings.clock()
         guard now >= answer.decidedAt, now < answer.validUntil else { return false }
         count { counters in
             counters.requests += 1
@@ -149,4 +159,10 @@ extension HTTPCache {
         return fields.contains(.ifNoneMatch) || fields.contains(.ifModifiedSince) || fields.contains(.ifMatch)
             || fields.contains(.ifUnmodifiedSince)
     }
+}
+
+/// What a replay is checked against, read under the settings' lock.
+private struct ReplaySettings {
+    var revision: UInt64
+    var clock: @Sendable () -> Date
 }
