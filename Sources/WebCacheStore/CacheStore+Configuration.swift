@@ -37,6 +37,9 @@ extension CacheStore {
         /// Test hook: called before each body write with the bytes written so far; throwing
         /// simulates a failing disk.
         package var writeFault: (@Sendable (Int) throws -> Void)?
+        /// Test hook: called on the index writer with the URLs of each batch of new entries
+        /// before it is written (holding it holds the batch).
+        package var beforeWritingRows: (@Sendable ([String]) -> Void)?
 
         /// A configuration with capacities suited to an app: 32 MB in memory, 512 MB on disk,
         /// bodies up to 64 MB, 16 KB inline.

@@ -8,6 +8,7 @@ extension CacheStore {
     /// that one that cannot be written fails only itself.
     func writeRows(_ rows: [EntryRow]) -> [Result<Int64, any Error>] {
         guard !rows.isEmpty else { return [] }
+        configuration.beforeWritingRows?(rows.map(\.url))
         let pending = drainAccesses()
         do {
             let (ids, removed) = try database(rows.count == 1 ? "store \(rows[0].url)" : "store \(rows.count) entries")

@@ -27,35 +27,43 @@ extension CacheStore {
         try removeRows(ids: [entry.id]) > 0
     }
 
-    /// Removes every variant stored for `key`.
+    /// Removes every variant stored for `key`. Like the other removals by key, URL, host or group,
+    /// it first waits for the entries already on their way into the index (``GroupCommit``), so
+    /// that an entry stored just before is removed too.
     @discardableResult
     public func remove(key: CacheKey) throws -> Int {
-        try removeWhere("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
+        newRows.waitForSubmittedRows()
+        return try removeWhere("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
     }
 
     /// Removes every entry for `url`, whatever the method.
     @discardableResult
     public func remove(url: URL) throws -> Int {
         guard let key = CacheKey(url: url) else { return 0 }
+        newRows.waitForSubmittedRows()
         return try removeWhere("url = ?", [key.url], what: "remove \(key.url)")
     }
 
     /// Removes every entry whose URL starts with `prefix` (e.g. `https://example.com/api/`).
     @discardableResult
     public func remove(urlPrefix prefix: String) throws -> Int {
-        try removeWhere("substr(url, 1, length(?)) = ?", [prefix, prefix], what: "remove entries under \(prefix)")
+        newRows.waitForSubmittedRows()
+        return try removeWhere(
+            "substr(url, 1, length(?)) = ?", [prefix, prefix], what: "remove entries under \(prefix)")
     }
 
     /// Removes every entry for `host` (compared without case).
     @discardableResult
     public func remove(host: String) throws -> Int {
-        try removeWhere("host = ?", [host.lowercased()], what: "remove entries for \(host)")
+        newRows.waitForSubmittedRows()
+        return try removeWhere("host = ?", [host.lowercased()], what: "remove entries for \(host)")
     }
 
     /// Removes every entry of `group`, pinned or not.
     @discardableResult
     public func remove(group: String) throws -> Int {
-        try removeWhere("groupName = ?", [group], what: "remove group \(group)")
+        newRows.waitForSubmittedRows()
+        return try removeWhere("groupName = ?", [group], what: "remove group \(group)")
     }
 
     /// Removes unpinned entries (outside every page manifest) that are useless even as stale responses at `now` (their
@@ -71,6 +79,7 @@ extension CacheStore {
     /// Removes everything in this store's namespace; other namespaces in the directory stay.
     @discardableResult
     public func removeAll() throws -> Int {
+        newRows.waitForSubmittedRows()
         let count = try removeWhere("1", [], what: "remove all entries")
         try database("remove the page manifests") {
             try pool.write { db in

@@ -63,6 +63,49 @@ struct GroupCommitTests {
         #expect(batches.last?.sorted() == Array(2...41))
     }
 
+    @Test("a barrier returns once every row submitted before it is written, and at once when none waits")
+    func barrierWaitsForSubmittedRows() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.group-commit")
+        commit.waitForSubmittedRows()
+        let writer = GatedWriter()
+        let first = Task { try await commit.submit(1) { writer.write($0) } }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                writer.entered.wait()
+                continuation.resume()
+            }
+        }
+        let second = Task { try await commit.submit(2) { writer.write($0) } }
+        for _ in 0..<200 where commit.pendingCount < 1 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // What the writer had written when the barrier let its caller go.
+        let seen = Locked<[[Int]]?>(nil)
+        // On a thread of its own: a blocked worker of Dispatch's shared pool (two on two cores)
+        // would hold up other tests' work.
+        let barrier = Task {
+            await withCheckedContinuation { continuation in
+                Thread {
+                    commit.waitForSubmittedRows()
+                    seen.withLock { $0 = writer.batches.withLock { $0 } }
+                    continuation.resume()
+                }.start()
+            }
+        }
+        for _ in 0..<200 where commit.waitingBarriers < 1 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(commit.waitingBarriers == 1)
+        #expect(seen.withLock { $0 } == nil)
+        writer.release.signal()
+        await barrier.value
+        #expect(seen.withLock { $0 } == [[1], [2]])
+        #expect(try await first.value == 10)
+        #expect(try await second.value == 20)
+        #expect(commit.waitingBarriers == 0)
+        commit.waitForSubmittedRows()
+    }
+
     @Test("a row the writer refuses fails its own caller only; a blocking caller gets the same")
     func aRefusedRowFailsOnlyItsCaller() async throws {
         let commit = GroupCommit<Int, Int>(label: "test.group-commit")

@@ -28,6 +28,22 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         var writerLingering = false
         var batchesWritten = 0
         var writerStarts = 0
+        /// Rows submitted, and rows written (or failed), so far: rows are written in the order
+        /// they are submitted, so every row before the `n`th is written once `finished >= n`.
+        var submitted: UInt64 = 0
+        var finished: UInt64 = 0
+        /// Callers of ``waitForSubmittedRows()``, each with the count it waits for.
+        var barriers: [(upTo: UInt64, done: DispatchSemaphore)] = []
+
+        /// Counts `count` rows written and takes out the barriers that waited for them.
+        mutating func finish(_ count: Int) -> [DispatchSemaphore] {
+            finished += UInt64(count)
+            guard !barriers.isEmpty else { return [] }
+            let finished = finished
+            let due = barriers.filter { $0.upTo <= finished }.map(\.done)
+            barriers.removeAll { $0.upTo <= finished }
+            return due
+        }
     }
 
     private let state = Locked(State())
@@ -60,11 +76,30 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// Whether a writer is writing or lingering.
     var isWriting: Bool { state.withLock { $0.writing } }
 
+    /// Returns once every row submitted before the call is written (or has failed), so that
+    /// what the caller does next comes after them in the index: a removal of a URL then also
+    /// removes the entry a response stored just before (RFC 9111 §4.4 invalidation after a miss
+    /// whose answer was already sent). At once when no row is waiting. Blocks the thread, as a
+    /// write to the index does; not for the writer's own queue.
+    func waitForSubmittedRows() {
+        let barrier = state.withLock { state -> DispatchSemaphore? in
+            guard state.finished < state.submitted else { return nil }
+            let done = DispatchSemaphore(value: 0)
+            state.barriers.append((state.submitted, done))
+            return done
+        }
+        barrier?.wait()
+    }
+
+    /// Callers of ``waitForSubmittedRows()`` waiting.
+    var waitingBarriers: Int { state.withLock { $0.barriers.count } }
+
     /// Queues `row`; `completion` runs on the writer's queue once the row is in the index (or
     /// could not be written).
     func submit(_ row: Row, writer: @escaping Writer, completion: @escaping Completion) {
         let wake = state.withLock { state -> WriterWakeUp? in
             state.pending.append((row, completion))
+            state.submitted += 1
             if state.writerLingering {
                 state.writerLingering = false
                 return .signal
@@ -90,15 +125,18 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             guard !state.writing else { return false }
             state.writing = true
             state.batchesWritten += 1
+            state.submitted += 1
             return true
         }
         if alone {
             let result = writer([row]).first ?? .failure(Self.missingResult)
             // Rows submitted meanwhile found the writer busy: the queue takes them.
-            let more = state.withLock { state -> Bool in
+            let (more, due) = state.withLock { state -> (Bool, [DispatchSemaphore]) in
+                let due = state.finish(1)
                 if state.pending.isEmpty { state.writing = false }
-                return !state.pending.isEmpty
+                return (!state.pending.isEmpty, due)
             }
+            for barrier in due { barrier.signal() }
             if more { queue.async { self.writeUntilEmpty(writer) } }
             return try result.get()
         }
@@ -166,6 +204,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
                 // A writer that returned too few results fails the rest rather than leave them waiting.
                 item.completion(index < results.count ? results[index] : .failure(Self.missingResult))
             }
+            for barrier in state.withLock({ $0.finish(batch.count) }) { barrier.signal() }
         }
     }
 }
