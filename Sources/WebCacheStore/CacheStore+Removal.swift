@@ -36,6 +36,13 @@ extension CacheStore {
         return try removeWhere("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
     }
 
+    /// Returns once the entries already on their way into the index are in it (or failed), without
+    /// blocking the thread: call it before a removal from an event loop or a task, so that the
+    /// removal's own wait for them is short.
+    package func entriesOnTheirWayWritten() async {
+        await newRows.submittedRowsWritten()
+    }
+
     /// Removes every entry for `url`, whatever the method.
     @discardableResult
     public func remove(url: URL) throws -> Int {

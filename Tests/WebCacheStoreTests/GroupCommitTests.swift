@@ -63,7 +63,9 @@ struct GroupCommitTests {
         #expect(batches.last?.sorted() == Array(2...41))
     }
 
-    @Test("a barrier returns once every row submitted before it is written, and at once when none waits")
+    @Test(
+        "a barrier, blocking or suspending, returns once every row submitted before it is written, and at once when none waits"
+    )
     func barrierWaitsForSubmittedRows() async throws {
         let commit = GroupCommit<Int, Int>(label: "test.group-commit")
         commit.waitForSubmittedRows()
@@ -92,18 +94,27 @@ struct GroupCommitTests {
                 }.start()
             }
         }
-        for _ in 0..<200 where commit.waitingBarriers < 1 {
+        // And one that suspends instead.
+        let seenSuspended = Locked<[[Int]]?>(nil)
+        let suspended = Task {
+            await commit.submittedRowsWritten()
+            seenSuspended.withLock { $0 = writer.batches.withLock { $0 } }
+        }
+        for _ in 0..<200 where commit.waitingBarriers < 2 {
             try await Task.sleep(for: .milliseconds(5))
         }
-        #expect(commit.waitingBarriers == 1)
-        #expect(seen.withLock { $0 } == nil)
+        #expect(commit.waitingBarriers == 2)
+        #expect(seen.withLock { $0 } == nil && seenSuspended.withLock { $0 } == nil)
         writer.release.signal()
         await barrier.value
+        await suspended.value
         #expect(seen.withLock { $0 } == [[1], [2]])
+        #expect(seenSuspended.withLock { $0 } == [[1], [2]])
         #expect(try await first.value == 10)
         #expect(try await second.value == 20)
         #expect(commit.waitingBarriers == 0)
         commit.waitForSubmittedRows()
+        await commit.submittedRowsWritten()
     }
 
     @Test("a row the writer refuses fails its own caller only; a blocking caller gets the same")

@@ -1,29 +1,14 @@
-import NIOHTTP1
 import WebCache
 
 /// A streamed body whose answer is over (the client has every byte its `Content-Length`
 /// announced) while the stream has not ended: the engine ends it once the entry is committed.
 /// A connection lets one such body go on behind the answers that follow, and waits for it
 /// before the answer after next, so that a client sending miss after miss cannot run ahead of
-/// the store's writer by more than one answer (each unended body holds memory until then). A
-/// request for the same target, or with an unsafe method, waits for it before it is answered
-/// (``mustPrecede(_:)``).
+/// the store's writer by more than one answer (each unended body holds memory until then).
 struct UnendedBody: Sendable {
     let stream: ResponseBodyStream
     /// The first chunk the answer did not take.
     let index: Int
-    /// The target of the request it answered, as the request line had it.
-    var target: String?
-
-    /// Whether the request of `head` must wait for this body's end before it is answered: one
-    /// for the same target would otherwise not find the entry stored yet, and one with an
-    /// unsafe method could invalidate it before it is stored.
-    func mustPrecede(_ head: HTTPRequestHead) -> Bool {
-        switch head.method {
-        case .GET, .HEAD, .OPTIONS, .TRACE: head.uri == target
-        default: true
-        }
-    }
 
     /// Returns once the stream has ended, whole or not (the answer is not affected either way).
     func ended() async {

@@ -185,12 +185,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
         let identity = mayRepeat ? RequestIdentity(head: head, tunnel: tunnel?.authority) : nil
-        // The body of the previous answer may still be on its way into the store. A request for
-        // the same target, or one that may change what is stored (an unsafe method, RFC 9111
-        // §4.4), waits for it on the task: a request that follows an answer finds its entry
-        // stored, and an invalidation comes after what it invalidates.
-        let stillStoring = unended.flatMap { $0.mustPrecede(head) ? $0 : nil }
-        if stillStoring == nil, let identity,
+        if let identity,
             let answer = proxy.replayedAnswer(
                 to: identity, from: answers, persistence: persistence, allocator: context.channel.allocator)
         {
@@ -210,8 +205,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 proxy.encode(response, allocator: allocator, persistence: persistence, method: head.method),
                 context: context, persistence: persistence)
             return
-        case .cache(let request, let url, nil)
-        where stillStoring == nil && (request.method == .get || request.method == .head):
+        case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let stored = proxy.storedAnswer(
                 for: request, url: url, clientHead: head, persistence: persistence, allocator: allocator)
             {
@@ -233,10 +227,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let interim = InterimForwarding.accepts(head.version) ? InterimForwarding(channel: channel) : nil
         context.eventLoop.startTask {
-            if let stillStoring {
-                await stillStoring.ended()
-                _ = await ProxyHTTPHandler.swapUnended(nil, of: loopBound)
-            }
             let response: ProxyResponse
             switch routing {
             case .answered(let answer): response = answer
@@ -244,8 +234,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 response = await proxy.respond(to: request, url: url, body: body, interim: interim?.handler)
                 interim?.close()
             }
-            var unended = await proxy.write(response, to: channel, persistence: persistence, method: head.method)
-            unended?.target = head.uri
+            let unended = await proxy.write(response, to: channel, persistence: persistence, method: head.method)
             if let previous = await ProxyHTTPHandler.swapUnended(unended, of: loopBound) {
                 await previous.ended()
             }

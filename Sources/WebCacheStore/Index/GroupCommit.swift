@@ -32,11 +32,12 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         /// they are submitted, so every row before the `n`th is written once `finished >= n`.
         var submitted: UInt64 = 0
         var finished: UInt64 = 0
-        /// Callers of ``waitForSubmittedRows()``, each with the count it waits for.
-        var barriers: [(upTo: UInt64, done: DispatchSemaphore)] = []
+        /// Callers of ``waitForSubmittedRows()`` and ``submittedRowsWritten()``, each with the
+        /// count it waits for and what lets it go on.
+        var barriers: [(upTo: UInt64, done: @Sendable () -> Void)] = []
 
         /// Counts `count` rows written and takes out the barriers that waited for them.
-        mutating func finish(_ count: Int) -> [DispatchSemaphore] {
+        mutating func finish(_ count: Int) -> [@Sendable () -> Void] {
             finished += UInt64(count)
             guard !barriers.isEmpty else { return [] }
             let finished = finished
@@ -82,13 +83,27 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// whose answer was already sent). At once when no row is waiting. Blocks the thread, as a
     /// write to the index does; not for the writer's own queue.
     func waitForSubmittedRows() {
-        let barrier = state.withLock { state -> DispatchSemaphore? in
-            guard state.finished < state.submitted else { return nil }
-            let done = DispatchSemaphore(value: 0)
-            state.barriers.append((state.submitted, done))
-            return done
+        let done = DispatchSemaphore(value: 0)
+        guard addBarrier({ done.signal() }) else { return }
+        done.wait()
+    }
+
+    /// ``waitForSubmittedRows()`` that suspends rather than blocks: for a caller on an event
+    /// loop or Swift's cooperative pool, whose thread others need meanwhile.
+    func submittedRowsWritten() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !addBarrier({ continuation.resume() }) { continuation.resume() }
         }
-        barrier?.wait()
+    }
+
+    /// Registers `done` to run once the rows submitted so far are written; `false` (and `done`
+    /// never runs) when they are already.
+    private func addBarrier(_ done: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.finished < state.submitted else { return false }
+            state.barriers.append((state.submitted, done))
+            return true
+        }
     }
 
     /// Callers of ``waitForSubmittedRows()`` waiting.
@@ -131,12 +146,12 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         if alone {
             let result = writer([row]).first ?? .failure(Self.missingResult)
             // Rows submitted meanwhile found the writer busy: the queue takes them.
-            let (more, due) = state.withLock { state -> (Bool, [DispatchSemaphore]) in
+            let (more, due) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
                 let due = state.finish(1)
                 if state.pending.isEmpty { state.writing = false }
                 return (!state.pending.isEmpty, due)
             }
-            for barrier in due { barrier.signal() }
+            for barrier in due { barrier() }
             if more { queue.async { self.writeUntilEmpty(writer) } }
             return try result.get()
         }
@@ -204,7 +219,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
                 // A writer that returned too few results fails the rest rather than leave them waiting.
                 item.completion(index < results.count ? results[index] : .failure(Self.missingResult))
             }
-            for barrier in state.withLock({ $0.finish(batch.count) }) { barrier.signal() }
+            for barrier in state.withLock({ $0.finish(batch.count) }) { barrier() }
         }
     }
 }

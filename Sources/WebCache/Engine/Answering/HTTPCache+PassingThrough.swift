@@ -28,7 +28,10 @@ extension HTTPCache {
     {
         let (response, requestTime, responseTime) = try await exchangeReportingErrors(
             request, body: body, url: url, interim: interim)
-        for target in configuration.rules.invalidations(for: request, response: response.head) {
+        let invalidations = configuration.rules.invalidations(for: request, response: response.head)
+        // An entry a response just before is storing is removed too: its row goes in first.
+        if !invalidations.isEmpty { await store.entriesOnTheirWayWritten() }
+        for target in invalidations {
             do {
                 try store.remove(url: target)
             } catch {
