@@ -28,7 +28,7 @@ extension CacheStore {
     }
 
     /// Removes every variant stored for `key`. Like the other removals by key, URL, host or group,
-    /// it first waits for the entries already on their way into the index (``GroupCommit``), so
+    /// it first waits for the entries already on their way into the index (written in batches), so
     /// that an entry stored just before is removed too.
     @discardableResult
     public func remove(key: CacheKey) throws -> Int {
