@@ -15,10 +15,8 @@ cd "$(dirname "$0")/.."
 SIZES=${SIZES:-"1k 16k 128k"}
 DURATION=${DURATION:-5}
 CONNS=${CONNS:-64}
-for tool in nginx wrk; do
-  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx wrk >/dev/null; }
-done
 source "$(dirname "$0")/lib/harness.sh"
+install_missing nginx wrk
 start_harness forwarding-floor
 bin=${BINARY:-$bin}
 floor="$PWD/.build/release/forwarding-floor"

@@ -17,10 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
-for tool in nginx wrk; do
-  command -v "$tool" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx wrk >/dev/null; }
-done
 source "$(dirname "$0")/lib/harness.sh"
+install_missing nginx wrk
 start_harness
 bin=${BINARY:-$bin}
 mkdir -p "$work/www" "$work/nginx-cache"

@@ -32,45 +32,33 @@ extension CacheStore {
     /// that an entry stored just before is removed too.
     @discardableResult
     public func remove(key: CacheKey) throws -> Int {
-        newRows.waitForSubmittedRows()
-        return try removeWhere("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
-    }
-
-    /// Returns once the entries already on their way into the index are in it (or failed), without
-    /// blocking the thread: call it before a removal from an event loop or a task, so that the
-    /// removal's own wait for them is short.
-    package func entriesOnTheirWayWritten() async {
-        await newRows.submittedRowsWritten()
+        try removeAfterEntriesOnTheirWay("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
     }
 
     /// Removes every entry for `url`, whatever the method.
     @discardableResult
     public func remove(url: URL) throws -> Int {
         guard let key = CacheKey(url: url) else { return 0 }
-        newRows.waitForSubmittedRows()
-        return try removeWhere("url = ?", [key.url], what: "remove \(key.url)")
+        return try removeAfterEntriesOnTheirWay("url = ?", [key.url], what: "remove \(key.url)")
     }
 
     /// Removes every entry whose URL starts with `prefix` (e.g. `https://example.com/api/`).
     @discardableResult
     public func remove(urlPrefix prefix: String) throws -> Int {
-        newRows.waitForSubmittedRows()
-        return try removeWhere(
+        try removeAfterEntriesOnTheirWay(
             "substr(url, 1, length(?)) = ?", [prefix, prefix], what: "remove entries under \(prefix)")
     }
 
     /// Removes every entry for `host` (compared without case).
     @discardableResult
     public func remove(host: String) throws -> Int {
-        newRows.waitForSubmittedRows()
-        return try removeWhere("host = ?", [host.lowercased()], what: "remove entries for \(host)")
+        try removeAfterEntriesOnTheirWay("host = ?", [host.lowercased()], what: "remove entries for \(host)")
     }
 
     /// Removes every entry of `group`, pinned or not.
     @discardableResult
     public func remove(group: String) throws -> Int {
-        newRows.waitForSubmittedRows()
-        return try removeWhere("groupName = ?", [group], what: "remove group \(group)")
+        try removeAfterEntriesOnTheirWay("groupName = ?", [group], what: "remove group \(group)")
     }
 
     /// Removes unpinned entries (outside every page manifest) that are useless even as stale responses at `now` (their
@@ -86,8 +74,7 @@ extension CacheStore {
     /// Removes everything in this store's namespace; other namespaces in the directory stay.
     @discardableResult
     public func removeAll() throws -> Int {
-        newRows.waitForSubmittedRows()
-        let count = try removeWhere("1", [], what: "remove all entries")
+        let count = try removeAfterEntriesOnTheirWay("1", [], what: "remove all entries")
         try database("remove the page manifests") {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM manifest WHERE namespace = ?", arguments: [namespace])
@@ -121,6 +108,23 @@ extension CacheStore {
     func removeRows(ids: [Int64]) throws -> Int {
         guard !ids.isEmpty else { return 0 }
         return try removeWhere("id IN (\(ids.map(String.init).joined(separator: ",")))", [], what: "remove entries")
+    }
+
+    /// Returns once the entries already on their way into the index are in it (or failed), without
+    /// blocking the thread: call it before a removal from an event loop or a task, so that the
+    /// removal's own wait for them is short.
+    package func entriesOnTheirWayWritten() async {
+        await newRows.submittedRowsWritten()
+    }
+
+    /// ``removeWhere(_:_:what:)`` once the entries already on their way into the index are in it
+    /// (``GroupCommit/waitForSubmittedRows()``): a removal by key, URL, host or group then also
+    /// removes an entry a response stored just before.
+    private func removeAfterEntriesOnTheirWay(_ condition: String, _ arguments: StatementArguments, what: String)
+        throws -> Int
+    {
+        newRows.waitForSubmittedRows()
+        return try removeWhere(condition, arguments, what: what)
     }
 
     func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String) throws -> Int {

@@ -20,6 +20,17 @@ struct GroupCommitTests {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
 
+        /// Returns once the first batch is in ``write(_:)``, held. Waits on a thread of its own: a
+        /// blocked worker of Dispatch's shared pool (two on two cores) would hold up other tests.
+        func firstBatchEntered() async {
+            await withCheckedContinuation { continuation in
+                Thread {
+                    self.entered.wait()
+                    continuation.resume()
+                }.start()
+            }
+        }
+
         func write(_ rows: [Int]) -> [Result<Int, any Error>] {
             let first = batches.withLock { batches in
                 batches.append(rows)
@@ -40,12 +51,7 @@ struct GroupCommitTests {
         let commit = GroupCommit<Int, Int>(label: "test.group-commit")
         let writer = GatedWriter()
         let first = Task { try await commit.submit(1) { writer.write($0) } }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                writer.entered.wait()
-                continuation.resume()
-            }
-        }
+        await writer.firstBatchEntered()
         let waiting = (2...41).map { row in Task { try await commit.submit(row) { writer.write($0) } } }
         // Every one of them is queued before the first transaction ends.
         for _ in 0..<200 where commit.pendingCount < waiting.count {
@@ -71,12 +77,7 @@ struct GroupCommitTests {
         commit.waitForSubmittedRows()
         let writer = GatedWriter()
         let first = Task { try await commit.submit(1) { writer.write($0) } }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                writer.entered.wait()
-                continuation.resume()
-            }
-        }
+        await writer.firstBatchEntered()
         let second = Task { try await commit.submit(2) { writer.write($0) } }
         for _ in 0..<200 where commit.pendingCount < 1 {
             try await Task.sleep(for: .milliseconds(5))
@@ -144,12 +145,7 @@ struct GroupCommitTests {
             caller.withLock { $0 = pthread_self() }
             return try commit.submitAndWait(5, writer: write)
         }
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                writer.entered.wait()
-                continuation.resume()
-            }
-        }
+        await writer.firstBatchEntered()
         let queued = Task { try await commit.submit(6, writer: write) }
         for _ in 0..<200 where commit.pendingCount < 1 {
             try await Task.sleep(for: .milliseconds(5))

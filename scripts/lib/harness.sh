@@ -1,6 +1,6 @@
 # Shared by the measuring scripts (sourced, not run): a release build of webcache, a scratch
 # folder, processes stopped and the folder removed on exit, free ports, CPU time of processes,
-# nginx configurations.
+# nginx configurations, missing tools installed.
 #   source "$(dirname "$0")/lib/harness.sh"
 #   start_harness [product…]    # builds webcache (and the products named), sets $bin and $work
 #   pids+=("$!")                # every background process started is stopped on exit
@@ -37,6 +37,14 @@ nginx_config() {
     cat
     echo "}"
   } >"$work/$1.conf"
+}
+
+# install_missing TOOL…: installs with apt-get the tools not on PATH (Debian packages of the same
+# names).
+install_missing() {
+  local tool missing=()
+  for tool in "$@"; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+  [ ${#missing[@]} -eq 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }
 }
 
 # A port nothing listens on, on 127.0.0.1.
