@@ -77,7 +77,12 @@ extension HTTPCache {
         /// The network timeout in force under `policy`: the policy's (0 turns it off), else
         /// the configuration's.
         public func networkTimeout(under policy: CachePolicy) -> Duration? {
-            guard let seconds = policy.networkTimeout else { return networkTimeout }
+            Self.networkTimeout(under: policy, otherwise: networkTimeout)
+        }
+
+        /// The policy's network timeout (0 turns it off), else `configured`.
+        static func networkTimeout(under policy: CachePolicy, otherwise configured: Duration?) -> Duration? {
+            guard let seconds = policy.networkTimeout else { return configured }
             return seconds > 0 ? .milliseconds(Int64((seconds * 1000).rounded())) : nil
         }
     }

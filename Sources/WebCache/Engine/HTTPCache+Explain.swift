@@ -17,20 +17,20 @@ extension HTTPCache {
         guard let url = request.url, let key = CacheKey(method: .get, url: url) else {
             return ["\(request.url?.absoluteString ?? "?") is not an absolute http(s) URL"]
         }
-        var lines = ["request: \(request.method.rawValue) \(key.url) (\(configuration.rules.kind) cache)"]
+        var lines = ["request: \(request.method.rawValue) \(key.url) (\(rules.kind) cache)"]
         if !policy.enabled { lines.append("policy: the cache is disabled; requests pass through") }
         if policy.blocks(url) {
             lines.append("policy: blocked — answered with an empty response, never fetched")
             return lines
         }
         if !policy.allows(request, url: url) { lines.append("policy: not on the allow-list — passes through uncached") }
-        lines += reachabilityLines(for: url, now: configuration.now())
+        lines += reachabilityLines(for: url, now: clock())
         let candidates = try store.lookup(key)
         guard !candidates.isEmpty else {
             lines.append("stored: nothing — the next request goes to the origin")
             return lines
         }
-        let now = configuration.now()
+        let now = clock()
         for entry in candidates {
             let vary =
                 entry.varyKey.isEmpty ? "" : " (variant \(entry.varyKey.replacingOccurrences(of: "\n", with: "; ")))"
@@ -39,15 +39,15 @@ extension HTTPCache {
             )
             if let expiry = entry.appExpiry { lines.append("  app-set expiry: \(HTTPDate.format(expiry))") }
         }
-        guard let entry = select(candidates, for: request, rules: configuration.rules) else {
+        guard let entry = select(candidates, for: request, rules: rules) else {
             lines.append(
                 "decision: no stored variant matches this request's \(VarySpecifier(candidates[0].stored.response.headerFields).names.map(\.rawName).joined(separator: ", ")) — fetch"
             )
             return lines
         }
-        let decision = decide(entry, request: request, mode: .default, now: now, configuration: configuration)
+        let decision = decide(entry, request: request, mode: .default, now: now)
         lines.append("decision: \(decision.action) — \(decision)")
-        if decision.action == .validate, let validators = configuration.rules.validatorSummary(for: entry.stored) {
+        if decision.action == .validate, let validators = rules.validatorSummary(for: entry.stored) {
             lines.append("  would send \(validators)")
         }
         if decision.mayServeStaleOnError {
@@ -56,7 +56,7 @@ extension HTTPCache {
         if !decision.servesStored {
             let offline = offlineAnswerAllowed(entry, request: request, policy: policy, now: now)
             lines.append(
-                "  offline (\(configuration.offlinePosture.rawValue) posture): \(offline ? "the stored response would be served" : "nothing usable would be served")"
+                "  offline (\(offlinePosture.rawValue) posture): \(offline ? "the stored response would be served" : "nothing usable would be served")"
             )
             if offline, let timeout = configuration.networkTimeout(under: policy) {
                 lines.append(

@@ -30,7 +30,17 @@ public final class HTTPCache: Sendable {
     /// The store behind the cache.
     public let store: CacheStore
     let origin: any OriginFetching
+    /// The configuration; ``updatePolicy(_:)`` and ``setWillCache(_:)`` change it at run time.
     let settings: Locked<Configuration>
+    /// The parts of the configuration that stay as they were given to `init`, read without the
+    /// lock (and without copying every field of the configuration, as reading it whole does).
+    let rules: CacheRules
+    let clock: @Sendable () -> Date
+    let cacheName: String
+    let offlinePosture: OfflinePosture
+    let logger: Logger
+    let reachabilitySettings: ReachabilitySettings?
+    let configuredNetworkTimeout: Duration?
     let fetches = InFlightFetches<String, FetchResult>()
     let misses = InFlightFetches<FetchKey, StreamedFetch>()
     let countersBox = Locked(CacheCounters())
@@ -48,6 +58,13 @@ public final class HTTPCache: Sendable {
         self.store = store
         self.origin = origin
         self.settings = Locked(configuration)
+        self.rules = configuration.rules
+        self.clock = configuration.now
+        self.cacheName = configuration.cacheName
+        self.offlinePosture = configuration.offlinePosture
+        self.logger = configuration.logger
+        self.reachabilitySettings = configuration.reachability
+        self.configuredNetworkTimeout = configuration.networkTimeout
         var remembered: [OriginStatus] = []
         if configuration.reachability != nil {
             do {
@@ -181,11 +198,14 @@ public final class HTTPCache: Sendable {
         return await Deadline.result(of: all, within: limit) != nil
     }
 
+    /// ``Configuration/networkTimeout(under:)`` of the configuration in force.
+    func networkTimeout(under policy: CachePolicy) -> Duration? {
+        Configuration.networkTimeout(under: policy, otherwise: configuredNetworkTimeout)
+    }
+
     func count(_ change: (inout CacheCounters) -> Void) {
         countersBox.withLock(change)
     }
-
-    var logger: Logger { settings.withLock { $0.logger } }
 
     /// A store that failed under a request (a full disk, a corrupt body or index): logged as a
     /// warning and counted (``CacheCounters/storeProblems``); the request goes on without it.

@@ -17,7 +17,7 @@ extension HTTPCache {
     ) async throws -> CacheResponse {
         let (response, _, _) = try await exchangeReportingErrors(request, body: body, url: url, interim: interim)
         let status = CacheStatus(
-            cache: configuration.cacheName, forward: .bypass, forwardStatus: response.head.status.code, detail: detail)
+            cache: cacheName, forward: .bypass, forwardStatus: response.head.status.code, detail: detail)
         return originResponse(response, request: request, url: url, status: status)
     }
 
@@ -28,7 +28,7 @@ extension HTTPCache {
     {
         let (response, requestTime, responseTime) = try await exchangeReportingErrors(
             request, body: body, url: url, interim: interim)
-        let invalidations = configuration.rules.invalidations(for: request, response: response.head)
+        let invalidations = rules.invalidations(for: request, response: response.head)
         // An entry a response just before is storing is removed too: its row goes in first.
         if !invalidations.isEmpty { await store.entriesOnTheirWayWritten() }
         for target in invalidations {
@@ -39,7 +39,7 @@ extension HTTPCache {
             }
         }
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: .method, forwardStatus: response.head.status.code)
+            cache: cacheName, forward: .method, forwardStatus: response.head.status.code)
         if request.method == .post {
             status.stored = storePostResponse(
                 request, response: response, requestTime: requestTime, responseTime: responseTime)

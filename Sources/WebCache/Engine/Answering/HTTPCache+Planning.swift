@@ -129,7 +129,7 @@ extension HTTPCache {
         }
         if policy.enabled && policy.blocks(url) {
             count { $0.blocked += 1 }
-            return .answer(blockedResponse(url: url, configuration: configuration))
+            return .answer(blockedResponse(url: url))
         }
         guard policy.allows(request, url: url) else {
             return .passThrough(url: url, detail: policy.enabled ? "not-allowed" : "disabled")
@@ -154,16 +154,15 @@ extension HTTPCache {
             storeProblem("cache lookup failed for \(key), going to the network: \(error)")
             (candidates, storeRevision) = ([], nil)
         }
-        let rules = configuration.rules
         guard let entry = select(candidates, for: request, rules: rules) else {
             if mode == .onlyCache || rules.directives(for: request).onlyIfCached {
-                return .answer(gatewayTimeout(url: url, configuration: configuration))
+                return .answer(gatewayTimeout(url: url))
             }
             return .fetch(request, key: key, url: url, forward: candidates.isEmpty ? .uriMiss : .varyMiss)
         }
 
-        let now = configuration.now()
-        let decision = decide(entry, request: request, mode: mode, now: now, configuration: configuration)
+        let now = clock()
+        let decision = decide(entry, request: request, mode: mode, now: now)
         if entry.stored.response.status.code == 206 {
             guard let part = rules.storablePart(of: entry.stored.response) else {
                 return .fetch(request, key: key, url: url, forward: .partial)
@@ -216,7 +215,7 @@ extension HTTPCache {
             count { $0.staleServed += 1 }
             return .answer(response)
         case .gatewayTimeout:
-            return .answer(gatewayTimeout(url: url, configuration: configuration))
+            return .answer(gatewayTimeout(url: url))
         case .fetch:
             return .fetch(request, key: key, url: url, forward: .miss)
         case .validate:
@@ -236,9 +235,8 @@ extension HTTPCache {
 
     /// The RFC decision, adjusted by the request mode and the app-set expiry.
     func decide(
-        _ entry: CacheEntry, request: HTTPRequest, mode: RequestMode, now: Date, configuration: Configuration
+        _ entry: CacheEntry, request: HTTPRequest, mode: RequestMode, now: Date
     ) -> ReuseDecision {
-        let rules = configuration.rules
         var decision = rules.reuse(
             entry.stored, facts: entryFacts.facts(of: entry, rules: rules), for: request, now: now)
         if decision.action == .fetch { return decision }

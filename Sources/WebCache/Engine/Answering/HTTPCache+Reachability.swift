@@ -14,20 +14,19 @@ extension HTTPCache {
 
     /// What a request for `url` may do now; see ``OriginReachability/admission(for:now:probeTimeout:)``.
     func admission(for url: URL) -> OriginReachability.Admission {
-        let configuration = self.configuration
-        guard let settings = configuration.reachability, reachability.knowsOfTrouble,
+        guard let settings = reachabilitySettings, reachability.knowsOfTrouble,
             let origin = OriginReachability.origin(of: url)
         else {
             return .reachable
         }
         return reachability.admission(
-            for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
+            for: origin, now: clock(), probeTimeout: settings.maximumBackoff.seconds)
     }
 
     /// The error for a request that skips an origin known to be unreachable.
     func skippedOrigin(_ status: OriginStatus) -> OriginError {
         count { $0.unreachableSkips += 1 }
-        let left = max(0, status.retryAfter.timeIntervalSince(configuration.now()))
+        let left = max(0, status.retryAfter.timeIntervalSince(clock()))
         return OriginError(
             .unreachable,
             "\(status.origin) is unreachable (\(status.failures) failed connection\(status.failures == 1 ? "" : "s"): \(status.lastError)); next attempt in \(String(format: "%.1f", left)) s",
@@ -39,15 +38,14 @@ extension HTTPCache {
     /// or lengthens the back-off window, anything else from the origin ends it. `admitted` when
     /// the caller has already been let through (a probe).
     func contactOrigin<T>(_ url: URL?, admitted: Bool = false, _ operation: () async throws -> T) async throws -> T {
-        let configuration = self.configuration
-        guard let settings = configuration.reachability, let url else {
+        guard let settings = reachabilitySettings, let url else {
             return try await operation()
         }
         // The origin's name is worked out only when some origin is in trouble or this exchange
         // fails; an origin without a host is not tracked.
         if !admitted, reachability.knowsOfTrouble, let origin = OriginReachability.origin(of: url),
             case .unreachable(let status, probe: false) = reachability.admission(
-                for: origin, now: configuration.now(), probeTimeout: settings.maximumBackoff.seconds)
+                for: origin, now: clock(), probeTimeout: settings.maximumBackoff.seconds)
         {
             throw skippedOrigin(status)
         }
@@ -58,7 +56,7 @@ extension HTTPCache {
         } catch let error as OriginError where error.connectionFailed {
             guard let origin = OriginReachability.origin(of: url) else { throw error }
             let status = reachability.recordFailure(
-                of: origin, error: Self.shortReason(error), now: configuration.now(), settings: settings)
+                of: origin, error: Self.shortReason(error), now: clock(), settings: settings)
             logger.info(
                 "\(origin) is unreachable (\(error.message)); requests skip it for \(String(format: "%.0f", settings.window(afterFailures: status.failures))) s"
             )

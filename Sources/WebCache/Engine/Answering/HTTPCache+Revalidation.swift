@@ -21,7 +21,6 @@ extension HTTPCache {
         _ entry: CacheEntry, request: HTTPRequest, url: URL, decision: ReuseDecision, policy: CachePolicy,
         inBackground: Bool = false, admitted alreadyAdmitted: Bool = false
     ) async throws -> CacheResponse {
-        let configuration = self.configuration
         var admitted = alreadyAdmitted
         if !inBackground, case .unreachable(let status, let probe) = admission(for: url) {
             if let answer = try await offlineFallback(
@@ -41,7 +40,7 @@ extension HTTPCache {
 
         if !inBackground, !admitted, let origin = OriginReachability.origin(of: url),
             reachability.isSilent(
-                origin, now: configuration.now(), limit: configuration.reachability?.maximumBackoff.seconds ?? 60),
+                origin, now: clock(), limit: reachabilitySettings?.maximumBackoff.seconds ?? 60),
             let answer = try await offlineFallback(
                 entry, request: request, url: url, policy: policy, detail: "network-timeout")
         {
@@ -51,8 +50,8 @@ extension HTTPCache {
             return answer
         }
 
-        guard !inBackground, let timeout = configuration.networkTimeout(under: policy),
-            offlineAnswerAllowed(entry, request: request, policy: policy, now: configuration.now())
+        guard !inBackground, let timeout = networkTimeout(under: policy),
+            offlineAnswerAllowed(entry, request: request, policy: policy, now: clock())
         else {
             let outcome: Result<(FetchResult, Bool), any Error>
             do {
@@ -76,7 +75,7 @@ extension HTTPCache {
         }
         keepInBackground(exchange)
         if let origin = OriginReachability.origin(of: url) {
-            reachability.recordSilence(of: origin, now: configuration.now())
+            reachability.recordSilence(of: origin, now: clock())
         }
         count { $0.networkTimeouts += 1 }
         logger.info("\(url.absoluteString): no answer within \(timeout), serving the stored response")
@@ -93,7 +92,6 @@ extension HTTPCache {
     private func validationExchange(
         _ entry: CacheEntry, request: HTTPRequest, decision: ReuseDecision, policy: CachePolicy, admitted: Bool
     ) async throws -> (FetchResult, Bool) {
-        let rules = configuration.rules
         var validating = request
         validating.method = .get
         let conditional = rules.conditionalRequest(for: validating, revalidating: [entry.stored])
@@ -127,8 +125,6 @@ extension HTTPCache {
         _ outcome: Result<(FetchResult, Bool), any Error>, entry: CacheEntry, request: HTTPRequest, url: URL,
         decision: ReuseDecision, policy: CachePolicy
     ) async throws -> CacheResponse {
-        let configuration = self.configuration
-        let rules = configuration.rules
         let result: FetchResult
         let collapsed: Bool
         do {
@@ -145,7 +141,7 @@ extension HTTPCache {
             if decision.mayServeStaleOnError {
                 count { $0.staleServed += 1 }
                 return try await serveStoredOrRefetch(
-                    entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error",
+                    entry, request: request, url: url, now: clock(), detail: "stale-if-error",
                     policy: policy)
             }
             throw CacheError(.originFailed, "revalidating \(url.absoluteString) failed", cause: error)
@@ -154,16 +150,16 @@ extension HTTPCache {
         let code = result.response.head.status.code
         if let refreshed = result.refreshed {
             var status = CacheStatus(
-                cache: configuration.cacheName, forward: .stale, forwardStatus: 304, collapsed: collapsed)
+                cache: cacheName, forward: .stale, forwardStatus: 304, collapsed: collapsed)
             status.stored = true
             return try await serveStoredOrRefetch(
-                refreshed, request: request, url: url, now: configuration.now(), detail: nil, policy: policy,
+                refreshed, request: request, url: url, now: clock(), detail: nil, policy: policy,
                 status: status)
         }
         if result.stored == nil && decision.servesStale(insteadOf: code) {
             count { $0.staleServed += 1 }
             return try await serveStoredOrRefetch(
-                entry, request: request, url: url, now: configuration.now(), detail: "stale-if-error", policy: policy)
+                entry, request: request, url: url, now: clock(), detail: "stale-if-error", policy: policy)
         }
         var validating = request
         validating.method = .get
@@ -172,7 +168,7 @@ extension HTTPCache {
             return try await fetchAndRespond(validating, key: entry.key, url: url, forward: .stale, policy: policy)
         }
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil,
+            cache: cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil,
             collapsed: collapsed)
         if let stored = result.stored {
             status.ttl = -rules.reuse(stored.stored, for: request, now: result.responseTime).staleness
@@ -185,7 +181,7 @@ extension HTTPCache {
     func offlineFallback(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, policy: CachePolicy, detail: String
     ) async throws -> CacheResponse? {
-        let now = configuration.now()
+        let now = clock()
         guard offlineAnswerAllowed(entry, request: request, policy: policy, now: now) else { return nil }
         count { $0.staleServed += 1 }
         return try await serveStoredOrRefetch(
@@ -197,13 +193,12 @@ extension HTTPCache {
     /// also what it would have validated (`no-cache`, `must-revalidate`, `s-maxage`) unless
     /// ``CachePolicy/offlineStrict``, and whatever a preload manifest holds in any case.
     func offlineAnswerAllowed(_ entry: CacheEntry, request: HTTPRequest, policy: CachePolicy, now: Date) -> Bool {
-        let configuration = self.configuration
-        let offline = configuration.rules.reuse(
-            entry.stored, facts: entryFacts.facts(of: entry, rules: configuration.rules), for: request, now: now,
+        let offline = rules.reuse(
+            entry.stored, facts: entryFacts.facts(of: entry, rules: rules), for: request, now: now,
             conditions: ReuseConditions(originReachable: false, maxStaleWhenDisconnected: policy.offlineMaxStale))
         if case .useStale = offline.action { return true }
         if offline.mayServeStaleOnError { return true }
-        guard configuration.offlinePosture == .personal, offline.staleness <= (policy.offlineMaxStale ?? Int.max),
+        guard offlinePosture == .personal, offline.staleness <= (policy.offlineMaxStale ?? Int.max),
             offline.action != .fetch
         else { return false }
         if !policy.offlineStrict { return true }
@@ -227,7 +222,7 @@ extension HTTPCache {
                 return
             }
             tasks[id] = Task { [self] in
-                var decision = configuration.rules.reuse(entry.stored, for: request, now: configuration.now())
+                var decision = rules.reuse(entry.stored, for: request, now: clock())
                 decision.mayServeStaleOnError = true
                 _ = try? await revalidate(
                     entry, request: request, url: url, decision: decision, policy: policy, inBackground: true,

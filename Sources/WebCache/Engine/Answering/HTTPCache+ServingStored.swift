@@ -33,8 +33,6 @@ extension HTTPCache {
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
         status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil
     ) -> CacheResponse? {
-        let configuration = self.configuration
-        let rules = configuration.rules
         let notModified = rules.clientPreconditionsMatch(request, stored: entry.stored)
         // A stored part (a 206) holds `part.range` of the whole: its body file starts there.
         let part = entry.stored.response.status.code == 206 ? rules.storablePart(of: entry.stored.response) : nil
@@ -65,7 +63,7 @@ extension HTTPCache {
         var body = Data()
         var head: HTTPResponse
         // The caller usually has the decision already; only age and staleness are read here.
-        let decision = known ?? decide(entry, request: request, mode: .default, now: now, configuration: configuration)
+        let decision = known ?? decide(entry, request: request, mode: .default, now: now)
         do {
             if notModified {
                 head = rules.notModifiedResponse(for: entry.stored)
@@ -98,7 +96,7 @@ extension HTTPCache {
             storeProblem("stored body of \(entry.key) unusable, fetching again: \(error)")
             return nil
         }
-        var status = given ?? CacheStatus(cache: configuration.cacheName, hit: true)
+        var status = given ?? CacheStatus(cache: cacheName, hit: true)
         status.ttl = -decision.staleness
         status.detail = status.detail ?? detail
         head.headerFields.appendCacheStatus(status)
@@ -126,8 +124,8 @@ extension HTTPCache {
     }
 
     /// The empty answer to a blocked URL (ad and tracker filtering); the network is never used.
-    func blockedResponse(url: URL, configuration: Configuration) -> CacheResponse {
-        let status = CacheStatus(cache: configuration.cacheName, forward: .bypass, detail: "blocked")
+    func blockedResponse(url: URL) -> CacheResponse {
+        let status = CacheStatus(cache: cacheName, forward: .bypass, detail: "blocked")
         var head = HTTPResponse(status: .ok)
         head.headerFields[.contentLength] = "0"
         head.headerFields[.cacheControl] = "no-store"
@@ -137,8 +135,8 @@ extension HTTPCache {
 
     /// The answer to `only-if-cached` (or only-cache mode) when nothing usable is stored
     /// (RFC 9111 §5.2.1.7).
-    func gatewayTimeout(url: URL, configuration: Configuration) -> CacheResponse {
-        let status = CacheStatus(cache: configuration.cacheName, forward: .miss, detail: "only-if-cached")
+    func gatewayTimeout(url: URL) -> CacheResponse {
+        let status = CacheStatus(cache: cacheName, forward: .miss, detail: "only-if-cached")
         var head = HTTPResponse(status: .gatewayTimeout)
         head.headerFields[.contentLength] = "0"
         head.headerFields.appendCacheStatus(status)

@@ -59,12 +59,12 @@ extension HTTPCache {
     func exchange(
         _ request: HTTPRequest, body: Data?, admitted: Bool = false, interim: InterimResponseHandler? = nil
     ) async throws -> (OriginResponse, Date, Date) {
-        let requestTime = configuration.now()
+        let requestTime = clock()
         var response = try await contactOrigin(request.url, admitted: admitted) { () async throws -> OriginResponse in
             guard let interim else { return try await origin.fetch(request, body: body) }
             return try await origin.stream(request, body: body, interim: interim).collected()
         }
-        let responseTime = configuration.now()
+        let responseTime = clock()
         if !response.head.headerFields.contains(.date) {
             response.head.headerFields[.date] = HTTPDate.format(responseTime)
         }
@@ -108,10 +108,10 @@ extension HTTPCache {
             throw CacheError(.originFailed, "fetching \(url.absoluteString) failed", cause: error)
         }
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: forward, forwardStatus: result.head.status.code,
+            cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
             stored: result.storing != nil, collapsed: collapsed)
         if let storing = result.storing {
-            status.ttl = -configuration.rules.reuse(storing.stored, for: request, now: result.responseTime).staleness
+            status.ttl = -rules.reuse(storing.stored, for: request, now: result.responseTime).staleness
         }
         var head = result.head
         if collapsed, let storing = result.storing {
@@ -122,7 +122,7 @@ extension HTTPCache {
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)
         if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil,
-            configuration.rules.storablePart(of: head)?.isComplete != true
+            rules.storablePart(of: head)?.isComplete != true
         {
             completeInBackground(request, key: key, url: url, after: result.body)
         }
@@ -139,11 +139,11 @@ extension HTTPCache {
         _ request: HTTPRequest, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
-        let requestTime = configuration.now()
+        let requestTime = clock()
         let origin = try await contactOrigin(url) {
             try await self.origin.stream(request, body: nil, interim: interim)
         }
-        let responseTime = configuration.now()
+        let responseTime = clock()
         var head = origin.head
         if !head.headerFields.contains(.date) {
             head.headerFields[.date] = HTTPDate.format(responseTime)
@@ -244,7 +244,7 @@ extension HTTPCache {
     /// variant, reusable as it is — not `no-cache`, not already stale).
     func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
         guard let storing = fetch.storing else { return false }
-        return configuration.rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
+        return rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
     }
 
     /// Whether a response is audio or video, which players fetch in ranges.

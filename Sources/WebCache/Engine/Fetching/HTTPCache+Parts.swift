@@ -31,7 +31,6 @@ extension HTTPCache {
         _ entry: CacheEntry, part: ContentRange, request: HTTPRequest, key: CacheKey, url: URL, mode: RequestMode,
         decision: ReuseDecision
     ) -> Step? {
-        let rules = configuration.rules
         let offline = mode == .onlyCache || rules.directives(for: request).onlyIfCached
         if request.headerFields[.range] != nil, rules.rangesWithin(part, for: request, stored: entry.stored) != nil {
             switch decision.action {
@@ -46,7 +45,7 @@ extension HTTPCache {
             // under one strong validator.
             return .completePart(entry, part: part, key: key, url: url)
         }
-        if offline { return .answer(gatewayTimeout(url: url, configuration: configuration)) }
+        if offline { return .answer(gatewayTimeout(url: url)) }
         return .fetch(request, key: key, url: url, forward: .partial)
     }
 
@@ -54,7 +53,6 @@ extension HTTPCache {
     /// same variant (the newest head's fields, RFC 9111 §3.4). Nothing when a complete response
     /// with the same strong validator is stored: it holds every byte already.
     func partToStore(_ request: HTTPRequest, head: HTTPResponse, storing: NewEntry) -> StoringPlan {
-        let rules = configuration.rules
         guard let part = rules.storablePart(of: head), let url = storing.stored.request.url,
             let key = CacheKey(method: .get, url: url)
         else {
@@ -110,7 +108,7 @@ extension HTTPCache {
         }
         let part = ContentRange(range: 0..<received, completeLength: length)
         do {
-            try writer.commit(withHead: configuration.rules.headForPart(head, part: part))
+            try writer.commit(withHead: rules.headForPart(head, part: part))
             logger.debug(
                 "\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
         } catch {
@@ -126,7 +124,6 @@ extension HTTPCache {
         _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL,
         policy: CachePolicy, interim: InterimResponseHandler?
     ) async throws -> CacheResponse {
-        let rules = configuration.rules
         let prefix: Data
         do {
             prefix = try store.readBody(entry)
@@ -138,7 +135,7 @@ extension HTTPCache {
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
         outgoing.headerFields[.ifRange] = entry.stored.response.headerFields[.eTag]
-        let requestTime = configuration.now()
+        let requestTime = clock()
         let origin: OriginStream
         do {
             origin = try await contactOrigin(request.url) {
@@ -151,7 +148,7 @@ extension HTTPCache {
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching the rest of \(url.absoluteString) failed", cause: error)
         }
-        let responseTime = configuration.now()
+        let responseTime = clock()
         var head = origin.head
         if !head.headerFields.contains(.date) { head.headerFields[.date] = HTTPDate.format(responseTime) }
         let body = BodyBroadcast()
@@ -185,7 +182,7 @@ extension HTTPCache {
             await pumpBody(origin.body, into: body, plan: stored, url: url, release: {})
         }
         let status = CacheStatus(
-            cache: configuration.cacheName, forward: .partial, forwardStatus: head.status.code,
+            cache: cacheName, forward: .partial, forwardStatus: head.status.code,
             stored: plan.storing != nil)
         clientHead.headerFields = MessageFields.removingHopByHop(clientHead.headerFields)
         clientHead.headerFields.appendCacheStatus(status)
@@ -209,9 +206,8 @@ extension HTTPCache {
             case .satisfiable(let pieces) = ranges.resolve(length: length), pieces.count == 1,
             pieces[0].lowerBound <= fetch.body.receivedCount + Self.arrivingRangeReach
         else { return nil }
-        let rules = configuration.rules
         var status = CacheStatus(
-            cache: configuration.cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
+            cache: cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
         status.ttl = -rules.reuse(storing.stored, for: request, now: fetch.responseTime).staleness
         var head = storing.stored.response
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)

@@ -32,8 +32,6 @@ extension HTTPCache {
         _ request: HTTPRequest, url knownURL: URL? = nil, head response: HTTPResponse, requestTime: Date,
         responseTime: Date, policy: CachePolicy
     ) -> NewEntry? {
-        let configuration = self.configuration
-        let rules = configuration.rules
         let storability = rules.storability(of: response, for: request)
         guard storability.isStorable else {
             logger.debug("not storing \(request.url?.absoluteString ?? "?"): \(storability)")
@@ -50,7 +48,7 @@ extension HTTPCache {
                 return nil
             }
         }
-        if let hook = configuration.willCache {
+        if let hook = settings.withLock({ $0.willCache }) {
             guard let changed = hook(request, head) else { return nil }
             head = changed
         }

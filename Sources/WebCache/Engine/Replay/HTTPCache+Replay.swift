@@ -82,7 +82,7 @@ extension HTTPCache {
         }
         // The age moves on by whole seconds; so does the time left of an app-set expiry, which
         // overrides the freshness of the response (`decide`).
-        var validUntil = entryFacts.facts(of: entry, rules: configuration.rules).ageChanges(after: now)
+        var validUntil = entryFacts.facts(of: entry, rules: rules).ageChanges(after: now)
         if let appExpiry = entry.appExpiry {
             let left = appExpiry.timeIntervalSince(now)
             validUntil = min(validUntil, appExpiry.addingTimeInterval(-left.rounded(.down)))
@@ -111,7 +111,7 @@ extension HTTPCache {
         if Self.asksOfTheAnswer(request) {
             // As serveStored answers one range of a body it sends from the file.
             guard let minimumSize, Self.asksOnlyForRange(request),
-                case .partial(let pieces) = configuration.rules.rangeAnswer(
+                case .partial(let pieces) = rules.rangeAnswer(
                     to: request, stored: entry.stored, length: entry.bodySize),
                 pieces.count == 1, pieces[0].count >= minimumSize, store.hasVerifiedBodyFile(entry)
             else { return nil }
