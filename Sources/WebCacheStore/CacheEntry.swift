@@ -67,6 +67,10 @@ public struct NewEntry: Sendable {
     public var group: String?
     /// Whether the entry is pinned (never evicted, only removed explicitly).
     public var isPinned: Bool
+    /// The store's ``CacheStore/removalMark`` when the request was sent: the entry is not
+    /// stored if an entry for its URL was removed since. `nil` (the default) stores it whatever
+    /// was removed.
+    public var removalMark: RemovalMark?
 
     /// Describes an entry to store.
     public init(

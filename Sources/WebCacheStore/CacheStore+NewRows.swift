@@ -1,7 +1,52 @@
 import GRDB
 import GRDBSQLite
 
+/// A new entry's row on its way into the index, with the mark of the exchange it came from.
+struct NewRow: Sendable {
+    var row: EntryRow
+    var removalMark: RemovalMark?
+}
+
 extension CacheStore {
+    /// The current ``RemovalMark``: take it before sending the request whose response may be
+    /// stored, and give it with the entry (``NewEntry/removalMark``).
+    public var removalMark: RemovalMark {
+        removalFences.withLock { $0.mark }
+    }
+
+    /// Whether an entry for `key` (in `group`) whose request was sent at `mark` would be turned
+    /// away now: an entry it covers was removed since (an unsafe request invalidated its URL).
+    /// A cache asks before it lets a later request share such a response.
+    public func removedMeanwhile(_ key: CacheKey, group: String? = nil, since mark: RemovalMark) -> Bool {
+        removalFences.withLock { $0.removed(url: key.url, host: key.host, group: group, since: mark) }
+    }
+
+    /// ``writeRows(_:)`` for rows from ``GroupCommit``, except those an entry removed since their
+    /// exchange began covers (``RemovalMark``): they fail with
+    /// `StoreError.Code.removedMeanwhile`, and the rest are written.
+    func writeNewRows(_ rows: [NewRow]) -> [Result<Int64, any Error>] {
+        let removed = removalFences.withLock { fences in
+            rows.map { new in
+                new.removalMark.map {
+                    fences.removed(url: new.row.url, host: new.row.host, group: new.row.groupName, since: $0)
+                } ?? false
+            }
+        }
+        guard removed.contains(true) else { return writeRows(rows.map(\.row)) }
+        var written = writeRows(zip(rows, removed).filter { !$0.1 }.map(\.0.row)).makeIterator()
+        return zip(rows, removed).map { new, removed in
+            guard removed else { return written.next() ?? .failure(Self.missingResult) }
+            return .failure(
+                StoreError(
+                    .removedMeanwhile,
+                    "not storing \(new.row.url): an entry for it was removed after its request was sent"))
+        }
+    }
+
+    private static var missingResult: StoreError {
+        StoreError(.databaseFailure, "the index writer returned no result for an entry")
+    }
+
     /// Writes new entries' rows in one transaction: each replaces the row with the same key and
     /// variant, pending access times go in first, and eviction runs once at the end. Returns
     /// each row's id, in order. When the transaction fails, the rows are tried one by one, so

@@ -32,33 +32,36 @@ extension CacheStore {
     /// that an entry stored just before is removed too.
     @discardableResult
     public func remove(key: CacheKey) throws -> Int {
-        try removeAfterEntriesOnTheirWay("method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
+        try removeAfterEntriesOnTheirWay(
+            .url(key.url), "method = ? AND url = ?", [key.method, key.url], what: "remove \(key)")
     }
 
     /// Removes every entry for `url`, whatever the method.
     @discardableResult
     public func remove(url: URL) throws -> Int {
         guard let key = CacheKey(url: url) else { return 0 }
-        return try removeAfterEntriesOnTheirWay("url = ?", [key.url], what: "remove \(key.url)")
+        return try removeAfterEntriesOnTheirWay(.url(key.url), "url = ?", [key.url], what: "remove \(key.url)")
     }
 
     /// Removes every entry whose URL starts with `prefix` (e.g. `https://example.com/api/`).
     @discardableResult
     public func remove(urlPrefix prefix: String) throws -> Int {
         try removeAfterEntriesOnTheirWay(
-            "substr(url, 1, length(?)) = ?", [prefix, prefix], what: "remove entries under \(prefix)")
+            .urlPrefix(prefix), "substr(url, 1, length(?)) = ?", [prefix, prefix],
+            what: "remove entries under \(prefix)")
     }
 
     /// Removes every entry for `host` (compared without case).
     @discardableResult
     public func remove(host: String) throws -> Int {
-        try removeAfterEntriesOnTheirWay("host = ?", [host.lowercased()], what: "remove entries for \(host)")
+        try removeAfterEntriesOnTheirWay(
+            .host(host.lowercased()), "host = ?", [host.lowercased()], what: "remove entries for \(host)")
     }
 
     /// Removes every entry of `group`, pinned or not.
     @discardableResult
     public func remove(group: String) throws -> Int {
-        try removeAfterEntriesOnTheirWay("groupName = ?", [group], what: "remove group \(group)")
+        try removeAfterEntriesOnTheirWay(.group(group), "groupName = ?", [group], what: "remove group \(group)")
     }
 
     /// Removes unpinned entries (outside every page manifest) that are useless even as stale responses at `now` (their
@@ -74,7 +77,7 @@ extension CacheStore {
     /// Removes everything in this store's namespace; other namespaces in the directory stay.
     @discardableResult
     public func removeAll() throws -> Int {
-        let count = try removeAfterEntriesOnTheirWay("1", [], what: "remove all entries")
+        let count = try removeAfterEntriesOnTheirWay(.everything, "1", [], what: "remove all entries")
         try database("remove the page manifests") {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM manifest WHERE namespace = ?", arguments: [namespace])
@@ -119,10 +122,12 @@ extension CacheStore {
 
     /// ``removeWhere(_:_:what:)`` once the entries already on their way into the index are in it
     /// (``GroupCommit/waitForSubmittedRows()``): a removal by key, URL, host or group then also
-    /// removes an entry a response stored just before.
-    private func removeAfterEntriesOnTheirWay(_ condition: String, _ arguments: StatementArguments, what: String)
-        throws -> Int
-    {
+    /// removes an entry a response stored just before. It is noted first (``RemovalFences``):
+    /// an entry whose request went out before it and whose row comes later is turned away.
+    private func removeAfterEntriesOnTheirWay(
+        _ scope: RemovalFences.Scope, _ condition: String, _ arguments: StatementArguments, what: String
+    ) throws -> Int {
+        removalFences.withLock { $0.note(scope) }
         newRows.waitForSubmittedRows()
         return try removeWhere(condition, arguments, what: what)
     }

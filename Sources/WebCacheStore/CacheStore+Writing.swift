@@ -104,7 +104,9 @@ extension CacheStore {
     func insert(_ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int) throws -> CacheEntry {
         let now = configuration.now()
         let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
-        let id = try newRows.submitAndWait(row) { [self] rows in writeRows(rows) }
+        let id = try newRows.submitAndWait(NewRow(row: row, removalMark: new.removalMark)) { [self] rows in
+            writeNewRows(rows)
+        }
         return inserted(new, id: id, key: key, varyKey: varyKey, body: body, size: size, now: now)
     }
 
@@ -115,7 +117,9 @@ extension CacheStore {
     {
         let now = configuration.now()
         let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
-        let id = try await newRows.submit(row) { [self] rows in writeRows(rows) }
+        let id = try await newRows.submit(NewRow(row: row, removalMark: new.removalMark)) { [self] rows in
+            writeNewRows(rows)
+        }
         return inserted(new, id: id, key: key, varyKey: varyKey, body: body, size: size, now: now)
     }
 

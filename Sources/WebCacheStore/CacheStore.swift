@@ -61,7 +61,9 @@ public final class CacheStore: Sendable {
     /// Writes batches of access times one at a time, off the threads that record them.
     private let accessWrites = DispatchQueue(label: "WebCacheStore.access-times")
     /// Writes new entries' rows, many to a transaction (``GroupCommit``).
-    let newRows = GroupCommit<EntryRow, Int64>(label: "WebCacheStore.new-entries")
+    let newRows = GroupCommit<NewRow, Int64>(label: "WebCacheStore.new-entries")
+    /// What recent removals covered, for turning away entries removed while on their way.
+    let removalFences = Locked(RemovalFences())
     /// Entries whose body file passed a checksum check in this process.
     let verifiedBodies = Locked(Set<Int64>())
     /// Verified body files kept open for sending.

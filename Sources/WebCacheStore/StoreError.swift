@@ -33,4 +33,7 @@ extension ErrorCode where Domain == StoreError {
     public static var invalidConfiguration: Self { Self("invalidConfiguration") }
     /// The writer was already committed or cancelled.
     public static var closed: Self { Self("closed") }
+    /// The entry was not stored: an entry for its URL was removed after its request was sent
+    /// (see ``RemovalMark``).
+    public static var removedMeanwhile: Self { Self("removedMeanwhile") }
 }

@@ -55,7 +55,8 @@ extension HTTPCache {
     ) -> Bool {
         guard
             var entry = entryToStore(
-                request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                request, head: response.head, requestTime: requestTime, responseTime: responseTime,
+                removalMark: nil, policy: policy)
         else { return false }
         var asGet = request
         asGet.method = .get

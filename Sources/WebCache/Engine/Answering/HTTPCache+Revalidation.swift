@@ -97,6 +97,7 @@ extension HTTPCache {
         let conditional = rules.conditionalRequest(for: validating, revalidating: [entry.stored])
         let getRequest = validating
         return try await fetches.value(for: "validate \(entry.id)") { [self] in
+            let removalMark = store.removalMark
             let (response, requestTime, responseTime) = try await exchange(conditional, body: nil, admitted: admitted)
             if response.head.status == .notModified, rules.notModified(response.head, appliesTo: entry.stored) {
                 let updated = rules.updating(
@@ -115,7 +116,8 @@ extension HTTPCache {
                 return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime)
             }
             let stored = storeIfAllowed(
-                getRequest, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                getRequest, response: response, requestTime: requestTime, responseTime: responseTime,
+                removalMark: removalMark, policy: policy)
             return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, stored: stored)
         }
     }

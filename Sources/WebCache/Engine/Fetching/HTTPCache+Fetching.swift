@@ -139,6 +139,7 @@ extension HTTPCache {
         _ request: HTTPRequest, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
+        let removalMark = store.removalMark
         let requestTime = clock()
         let origin = try await contactOrigin(url) {
             try await self.origin.stream(request, body: nil, interim: interim)
@@ -151,7 +152,8 @@ extension HTTPCache {
         var storing =
             request.method == .get
             ? entryToStore(
-                request, url: url, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                request, url: url, head: head, requestTime: requestTime, responseTime: responseTime,
+                removalMark: removalMark, policy: policy)
             : nil
         var plan = StoringPlan(storing: storing, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         if head.status.code == 206, let entry = storing {
@@ -228,7 +230,7 @@ extension HTTPCache {
                     try await writer?.commitWithoutBlocking()
                 }
             } catch {
-                storeProblem("could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
+                notStored(url, error)
             }
             await release()
             body.finish()
@@ -241,9 +243,15 @@ extension HTTPCache {
 
     /// Whether a request that joined another's fetch may take its answer: only one the cache is
     /// storing and would serve to it without validation (RFC 9111 §4: storable, the same
-    /// variant, reusable as it is — not `no-cache`, not already stale).
+    /// variant, reusable as it is — not `no-cache`, not already stale), and that no unsafe
+    /// request has invalidated since it was asked for (it will not be stored either).
     func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
         guard let storing = fetch.storing else { return false }
+        if let mark = storing.removalMark, let key = CacheKey(request: storing.stored.request),
+            store.removedMeanwhile(key, group: storing.group, since: mark)
+        {
+            return false
+        }
         return rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
     }
 

@@ -111,6 +111,8 @@ extension HTTPCache {
             try writer.commit(withHead: rules.headForPart(head, part: part))
             logger.debug(
                 "\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
+        } catch let error as StoreError where error.code == .removedMeanwhile {
+            logger.debug("\(error.message)")
         } catch {
             storeProblem("could not keep the part of \(url?.absoluteString ?? "?") that arrived: \(error)")
         }
@@ -135,6 +137,7 @@ extension HTTPCache {
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
         outgoing.headerFields[.ifRange] = entry.stored.response.headerFields[.eTag]
+        let removalMark = store.removalMark
         let requestTime = clock()
         let origin: OriginStream
         do {
@@ -161,14 +164,16 @@ extension HTTPCache {
             clientHead = rules.headForPart(head, part: ContentRange(range: 0..<length, completeLength: length))
             plan = StoringPlan(
                 storing: entryToStore(
-                    request, head: clientHead, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                    request, head: clientHead, requestTime: requestTime, responseTime: responseTime,
+                    removalMark: removalMark, policy: policy),
                 before: prefix, expectedLength: rest.range.count)
             body.append(prefix)
         } else if head.status.code == 200 {
             clientHead = head
             plan = StoringPlan(
                 storing: entryToStore(
-                    request, head: head, requestTime: requestTime, responseTime: responseTime, policy: policy),
+                    request, head: head, requestTime: requestTime, responseTime: responseTime,
+                    removalMark: removalMark, policy: policy),
                 expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         } else {
             logger.debug(

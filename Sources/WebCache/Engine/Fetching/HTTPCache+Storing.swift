@@ -10,27 +10,44 @@ import Foundation
 
 extension HTTPCache {
     /// Stores a response if the rules, the app hook and the size limit allow; a store failure is
-    /// logged and the response is served anyway.
+    /// logged and the response is served anyway. `removalMark` is the store's from before the
+    /// request was sent (see ``entryToStore(_:url:head:requestTime:responseTime:removalMark:policy:)``).
     func storeIfAllowed(
-        _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date, policy: CachePolicy
+        _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date,
+        removalMark: RemovalMark?, policy: CachePolicy
     ) -> CacheEntry? {
         guard
             let entry = entryToStore(
-                request, head: response.head, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                request, head: response.head, requestTime: requestTime, responseTime: responseTime,
+                removalMark: removalMark, policy: policy)
         else { return nil }
         do {
             return try store.store(entry, body: response.body)
         } catch {
-            storeProblem("could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            notStored(request.url, error)
             return nil
         }
     }
 
+    /// Reports why a response is not stored after all: a store problem, unless an entry for its
+    /// URL was removed while it was on its way (an unsafe request invalidated it), which is how
+    /// it should be.
+    func notStored(_ url: URL?, _ error: any Error) {
+        if let error = error as? StoreError, error.code == .removedMeanwhile {
+            logger.debug("\(error.message)")
+        } else {
+            storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+        }
+    }
+
     /// The entry to store for a response, or `nil` when the rules or the app hook say no; `url`
-    /// is the request's, when the caller has it already.
+    /// is the request's, when the caller has it already. `removalMark` is the store's from
+    /// before the request was sent: if the URL is invalidated while the response is on its way
+    /// (a POST that overtook it), the entry is not stored, since it may hold what the
+    /// invalidation was to discard.
     func entryToStore(
         _ request: HTTPRequest, url knownURL: URL? = nil, head response: HTTPResponse, requestTime: Date,
-        responseTime: Date, policy: CachePolicy
+        responseTime: Date, removalMark: RemovalMark?, policy: CachePolicy
     ) -> NewEntry? {
         let storability = rules.storability(of: response, for: request)
         guard storability.isStorable else {
@@ -75,6 +92,8 @@ extension HTTPCache {
         // Responses with validators stay useful for revalidation past their staleness limit.
         let hasValidator = head.headerFields.contains(.eTag) || head.headerFields.contains(.lastModified)
         let discardAfter = hasValidator ? nil : lifetimeEnd.addingTimeInterval(TimeInterval(staleAllowance))
-        return NewEntry(stored: stored, appExpiry: appExpiry, discardAfter: discardAfter)
+        var entry = NewEntry(stored: stored, appExpiry: appExpiry, discardAfter: discardAfter)
+        entry.removalMark = removalMark
+        return entry
     }
 }
