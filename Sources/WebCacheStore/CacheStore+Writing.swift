@@ -77,11 +77,11 @@ extension CacheStore {
         let headers = HeaderCoding.encode(stored.response.headerFields)
         let changed = try database("update the stored head of \(entry.key)") {
             try pool.write { db in
-                try db.execute(
-                    sql: """
-                        UPDATE entry SET status = ?, responseHeaders = ?, requestTime = ?, responseTime = ?
-                        WHERE id = ?
-                        """,
+                // A cached statement: a page sent `no-cache` is refreshed on every request.
+                try db.cachedStatement(
+                    sql:
+                        "UPDATE entry SET status = ?, responseHeaders = ?, requestTime = ?, responseTime = ? WHERE id = ?"
+                ).execute(
                     arguments: [
                         stored.response.status.code, headers, stored.requestTime.timeIntervalSince1970,
                         stored.responseTime.timeIntervalSince1970, entry.id,
@@ -89,8 +89,11 @@ extension CacheStore {
                 return db.changesCount
             }
         }
-        memory.invalidate([entry.key])
-        guard changed > 0 else { throw StoreError(.corruptBody, "the entry for \(entry.key) was removed meanwhile") }
+        guard changed > 0 else {
+            memory.invalidate([entry.key])
+            throw StoreError(.corruptBody, "the entry for \(entry.key) was removed meanwhile")
+        }
+        memory.setStored(stored, of: entry.id, key: entry.key)
         var updated = entry
         updated.stored.response = stored.response
         updated.stored.requestTime = stored.requestTime

@@ -1,4 +1,7 @@
 import Foundation
+import GRDB
+import HTTPCaching
+import HTTPTypes
 import Testing
 import WebCacheStore
 import WebCacheTestSupport
@@ -41,6 +44,34 @@ struct MemoryTierTests {
             #expect(withBoth - withSmall >= 20 * (200 + 12))
             // A proxied stylesheet's entry took 2.7 KB of resident memory, measured on the proxy.
             #expect((2_000...4_000).contains(withSmall))
+        }
+    }
+
+    @Test("a 304's refreshed head replaces the held one: the next lookup finds it in memory, and the index has it too")
+    func refreshedHeadStaysHeld() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/no-cache-page")
+            let entry = try #require(
+                try store.store(
+                    Entries.make(key.url, headers: ["Cache-Control: no-cache", "ETag: \"e\""]), body: Entries.body(10)))
+            _ = try store.lookup(key)  // now held in memory
+            let before = store.revision
+            let refreshed = CacheRules.private.updating(
+                entry.stored, with: Fixtures.response(304, ["Cache-Control: no-cache", "ETag: \"e\"", "X-Seen: 2"]),
+                requestTime: Fixtures.at(100), responseTime: Fixtures.at(100))
+            try store.updateHead(of: entry, with: refreshed)
+            #expect(store.revision != before, "answers made from the old head are not replayed")
+            let held = try store.lookupWithRevision(key)
+            #expect(held.revision != nil, "answered from memory, not read back from the index")
+            #expect(held.entries.first?.stored.response.headerFields[HTTPField.Name("X-Seen")!] == "2")
+            #expect(held.entries.first?.stored.responseTime == Fixtures.at(100))
+
+            let index = try DatabaseQueue(path: directory.appendingPathComponent("index.sqlite").path)
+            let written = try index.read { db in
+                try Double.fetchOne(db, sql: "SELECT responseTime FROM entry WHERE id = ?", arguments: [entry.id])
+            }
+            #expect(written == Fixtures.at(100).timeIntervalSince1970)
         }
     }
 

@@ -74,7 +74,7 @@ extension CacheRules {
         if staleness < 0 {
             if let maxAge = requestCC.maxAge, ageSeconds > (maxAge.seconds ?? 0) {
                 if response.immutable {
-                    decision.reasons.append(
+                    decision.addReason(
                         "immutable: the request's max-age does not force validation while fresh (RFC 8246)")
                 } else {
                     return finish(
@@ -101,25 +101,25 @@ extension CacheRules {
             return finish(&decision, .validate, "stale and \(rule) forbids serving it unvalidated", requestCC)
         }
         if let maxStale = requestCC.maxStale, maxStale == .unlimited || staleness <= (maxStale.seconds ?? -1) {
-            decision.reasons.append("the request's max-stale accepts it (RFC 9111 §5.2.1.2)")
+            decision.addReason("the request's max-stale accepts it (RFC 9111 §5.2.1.2)")
             decision.action = .useStale(.maxStale)
             return decision
         }
         if let window = response.staleWhileRevalidate?.seconds, staleness < window,
             requestCC.maxAge == nil, requestCC.minFresh == nil
         {
-            decision.reasons.append(
+            decision.addReason(
                 "within stale-while-revalidate=\(window): serve and revalidate in the background (RFC 5861 §3)")
             decision.action = .useStale(.staleWhileRevalidate)
             return decision
         }
         if !conditions.originReachable {
             if staleness <= conditions.maxStaleWhenDisconnected ?? Int.max {
-                decision.reasons.append("the origin is unreachable: serving stale (RFC 9111 §4.2.4)")
+                decision.addReason("the origin is unreachable: serving stale (RFC 9111 §4.2.4)")
                 decision.action = .useStale(.disconnected)
                 return decision
             }
-            decision.reasons.append(
+            decision.addReason(
                 "the origin is unreachable but the response is staler than the \(conditions.maxStaleWhenDisconnected ?? 0) s allowed offline"
             )
         }
@@ -129,10 +129,10 @@ extension CacheRules {
     private func finish(
         _ decision: inout ReuseDecision, _ action: ReuseDecision.Action, _ reason: String, _ request: CacheControl
     ) -> ReuseDecision {
-        decision.reasons.append(reason)
+        decision.addReason(reason)
         if request.onlyIfCached {
             decision.action = .gatewayTimeout
-            decision.reasons.append("only-if-cached: answer 504 instead of contacting the origin (RFC 9111 §5.2.1.7)")
+            decision.addReason("only-if-cached: answer 504 instead of contacting the origin (RFC 9111 §5.2.1.7)")
         } else {
             decision.action = action
         }

@@ -74,6 +74,12 @@ public struct ReuseDecision: Sendable, Hashable, CustomStringConvertible {
         self.laterReasons = reasons
     }
 
+    /// Adds `reason` after the others. (Appending to ``reasons`` would word the description of
+    /// the age at once; this keeps it for when the reasons are read.)
+    public mutating func addReason(_ reason: String) {
+        laterReasons.append(reason)
+    }
+
     /// Makes the description of the current age the first reason (worded when read).
     mutating func beginWithAge() {
         ageFacts = AgeFacts(freshness: freshness, age: age, staleness: staleness)

@@ -125,6 +125,27 @@ final class MemoryTier: Sendable {
         }
     }
 
+    /// Replaces the stored head and exchange times of a held entry (a 304 refreshed it), so that
+    /// the next lookup finds it here rather than in the index. Like an invalidation, it stops
+    /// lookups under way from putting back what they read before.
+    func setStored(_ stored: StoredResponse, of entryID: Int64, key: CacheKey) {
+        guard isEnabled else { return }
+        state.withLock { state in
+            state.generation &+= 1
+            state.revision &+= 1
+            guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else {
+                return
+            }
+            node.entries[index].stored = stored
+            let cost = Self.cost(of: node.entries)
+            state.bytes += cost - node.cost
+            node.cost = cost
+            while state.bytes > capacity, let oldest = state.oldest {
+                Self.remove(oldest, in: &state)
+            }
+        }
+    }
+
     func invalidate(_ keys: some Sequence<CacheKey>) {
         state.withLock { state in
             state.generation &+= 1

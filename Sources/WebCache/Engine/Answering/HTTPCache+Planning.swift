@@ -244,12 +244,12 @@ extension HTTPCache {
         case .preferCache, .onlyCache:
             if !decision.servesStored {
                 decision.action = .useStale(.maxStale)
-                decision.reasons.append("\(mode.rawValue) mode accepts any staleness")
+                decision.addReason("\(mode.rawValue) mode accepts any staleness")
             }
             return decision
         case .revalidate:
             decision.action = .validate
-            decision.reasons.append("revalidate mode")
+            decision.addReason("revalidate mode")
             return decision
         case .default, .reload, .reloadIgnoringRemoteCaches:
             break
@@ -259,11 +259,11 @@ extension HTTPCache {
             if left > 0 {
                 decision.action = .useFresh
                 decision.staleness = -left
-                decision.reasons.append("app-set lifetime: fresh for \(left) s more")
+                decision.addReason("app-set lifetime: fresh for \(left) s more")
             } else if decision.action == .useFresh {
                 decision.action = .validate
                 decision.staleness = -left
-                decision.reasons.append("app-set lifetime ended \(-left) s ago: validate")
+                decision.addReason("app-set lifetime ended \(-left) s ago: validate")
             }
         }
         return decision
