@@ -60,6 +60,7 @@ extension CacheStore {
             {
                 try pool.write { db -> ([Int64], [RemovedRow]) in
                     try AccessLog.apply(pending, in: db)
+                    try HeadRefreshes.apply(headRefreshes.drain(), in: db)
                     var ids: [Int64] = []
                     var removed: [RemovedRow] = []
                     ids.reserveCapacity(rows.count)

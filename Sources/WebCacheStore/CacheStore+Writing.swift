@@ -71,29 +71,32 @@ extension CacheStore {
     }
 
     /// Replaces the head and exchange times of a stored entry, e.g. after a 304 (RFC 9111 §4.3.4);
-    /// the body stays.
+    /// the body stays. Lookups in this process see the new head at once; an entry refreshed again
+    /// within a second (a page sent `no-cache`, revalidated on every request) has its head
+    /// written to the index at most once a second, the latest one last (``HeadRefreshes``).
     @discardableResult
     public func updateHead(of entry: CacheEntry, with stored: StoredResponse) throws -> CacheEntry {
-        let headers = HeaderCoding.encode(stored.response.headerFields)
-        let changed = try database("update the stored head of \(entry.key)") {
-            try pool.write { db in
-                // A cached statement: a page sent `no-cache` is refreshed on every request.
-                try db.cachedStatement(
-                    sql:
-                        "UPDATE entry SET status = ?, responseHeaders = ?, requestTime = ?, responseTime = ? WHERE id = ?"
-                ).execute(
-                    arguments: [
-                        stored.response.status.code, headers, stored.requestTime.timeIntervalSince1970,
-                        stored.responseTime.timeIntervalSince1970, entry.id,
-                    ])
-                return db.changesCount
+        let head = HeadRefreshes.Pending(
+            status: stored.response.status.code, headers: HeaderCoding.encode(stored.response.headerFields),
+            requestTime: stored.requestTime.timeIntervalSince1970,
+            responseTime: stored.responseTime.timeIntervalSince1970)
+        let now = HeadRefreshes.now
+        let held = memory.setStored(stored, of: entry.id, key: entry.key)
+        if !held || !headRefreshes.keep(head, of: entry.id, now: now) {
+            let changed = try database("update the stored head of \(entry.key)") {
+                try pool.write { db in
+                    // A cached statement: a page sent `no-cache` is refreshed on every request.
+                    try db.cachedStatement(sql: HeadRefreshes.updateSQL).execute(
+                        arguments: [head.status, head.headers, head.requestTime, head.responseTime, entry.id])
+                    return db.changesCount
+                }
             }
+            guard changed > 0 else {
+                memory.invalidate([entry.key])
+                throw StoreError(.corruptBody, "the entry for \(entry.key) was removed meanwhile")
+            }
+            headRefreshes.wrote(entry.id, at: now)
         }
-        guard changed > 0 else {
-            memory.invalidate([entry.key])
-            throw StoreError(.corruptBody, "the entry for \(entry.key) was removed meanwhile")
-        }
-        memory.setStored(stored, of: entry.id, key: entry.key)
         var updated = entry
         updated.stored.response = stored.response
         updated.stored.requestTime = stored.requestTime

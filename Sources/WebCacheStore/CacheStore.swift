@@ -62,6 +62,8 @@ public final class CacheStore: Sendable {
     private let accessWrites = DispatchQueue(label: "WebCacheStore.access-times")
     /// Writes new entries' rows, many to a transaction (``GroupCommit``).
     let newRows = GroupCommit<NewRow, Int64>(label: "WebCacheStore.new-entries")
+    /// Refreshed heads kept for a later write (``HeadRefreshes``).
+    let headRefreshes = HeadRefreshes()
     /// What recent removals covered, for turning away entries removed while on their way.
     let removalFences = Locked(RemovalFences())
     /// Entries whose body file passed a checksum check in this process.
@@ -113,6 +115,7 @@ public final class CacheStore: Sendable {
     deinit {
         // Not through `accessWrites`: a write queued there holds the store, so none is running.
         writePendingAccesses()
+        writeKeptHeads()
         POSIX.closeFile(lockFile)
     }
 
@@ -196,9 +199,22 @@ public final class CacheStore: Sendable {
         }
     }
 
-    /// Writes pending access times and expiries to the index, after any batch already on its way.
+    /// Writes pending access times and expiries to the index, after any batch already on its way,
+    /// and the refreshed heads kept for a later write.
     public func flushAccesses() {
         accessWrites.sync { writePendingAccesses() }
+        writeKeptHeads()
+    }
+
+    /// Writes the refreshed heads kept for a later write (``HeadRefreshes``).
+    func writeKeptHeads() {
+        let kept = headRefreshes.drain()
+        guard !kept.isEmpty else { return }
+        do {
+            try pool.write { db in try HeadRefreshes.apply(kept, in: db) }
+        } catch {
+            logger.warning("could not write \(kept.count) refreshed heads: \(error)")
+        }
     }
 
     /// Pending access times for a write of the caller's own, once any batch on its way is

@@ -75,6 +75,41 @@ struct MemoryTierTests {
         }
     }
 
+    @Test("an entry refreshed again within a second has its head written once: the latest goes to the index later")
+    func refreshesWithinASecond() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/hot-page")
+            let entry = try #require(
+                try store.store(
+                    Entries.make(key.url, headers: ["Cache-Control: no-cache", "ETag: \"e\""]), body: Entries.body(10)))
+            _ = try store.lookup(key)
+            func refresh(_ seen: String, at second: Int) throws {
+                let current = try #require(try store.lookup(key).first)
+                let refreshed = CacheRules.private.updating(
+                    current.stored,
+                    with: Fixtures.response(304, ["Cache-Control: no-cache", "ETag: \"e\"", "X-Seen: \(seen)"]),
+                    requestTime: Fixtures.at(second), responseTime: Fixtures.at(second))
+                try store.updateHead(of: current, with: refreshed)
+            }
+            let index = try DatabaseQueue(path: directory.appendingPathComponent("index.sqlite").path)
+            func written() throws -> Double? {
+                try index.read { db in
+                    try Double.fetchOne(db, sql: "SELECT responseTime FROM entry WHERE id = ?", arguments: [entry.id])
+                }
+            }
+            try refresh("1", at: 100)
+            #expect(try written() == Fixtures.at(100).timeIntervalSince1970, "the first refresh is written at once")
+            try refresh("2", at: 101)
+            try refresh("3", at: 102)
+            let held = try #require(try store.lookup(key).first)
+            #expect(held.stored.response.headerFields[HTTPField.Name("X-Seen")!] == "3", "lookups see the latest")
+            #expect(try written() == Fixtures.at(100).timeIntervalSince1970, "the next ones wait")
+            store.flushAccesses()
+            #expect(try written() == Fixtures.at(102).timeIntervalSince1970, "the latest is written, not lost")
+        }
+    }
+
     @Test("a write invalidates the key, so the next lookup sees the new body")
     func invalidation() async throws {
         try await TemporaryDirectory.with { directory in

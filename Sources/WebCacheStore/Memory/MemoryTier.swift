@@ -127,14 +127,16 @@ final class MemoryTier: Sendable {
 
     /// Replaces the stored head and exchange times of a held entry (a 304 refreshed it), so that
     /// the next lookup finds it here rather than in the index. Like an invalidation, it stops
-    /// lookups under way from putting back what they read before.
-    func setStored(_ stored: StoredResponse, of entryID: Int64, key: CacheKey) {
-        guard isEnabled else { return }
-        state.withLock { state in
+    /// lookups under way from putting back what they read before. Returns whether it held the
+    /// entry.
+    @discardableResult
+    func setStored(_ stored: StoredResponse, of entryID: Int64, key: CacheKey) -> Bool {
+        guard isEnabled else { return false }
+        return state.withLock { state in
             state.generation &+= 1
             state.revision &+= 1
             guard let node = state.nodes[key], let index = node.entries.firstIndex(where: { $0.id == entryID }) else {
-                return
+                return false
             }
             node.entries[index].stored = stored
             let cost = Self.cost(of: node.entries)
@@ -143,6 +145,7 @@ final class MemoryTier: Sendable {
             while state.bytes > capacity, let oldest = state.oldest {
                 Self.remove(oldest, in: &state)
             }
+            return state.nodes[key] != nil
         }
     }
 
