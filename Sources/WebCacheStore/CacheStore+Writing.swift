@@ -73,7 +73,7 @@ extension CacheStore {
     /// Replaces the head and exchange times of a stored entry, e.g. after a 304 (RFC 9111 §4.3.4);
     /// the body stays. Lookups in this process see the new head at once; an entry refreshed again
     /// within a second (a page sent `no-cache`, revalidated on every request) has its head
-    /// written to the index at most once a second, the latest one last (``HeadRefreshes``).
+    /// written to the index at most once a second, the latest one last.
     @discardableResult
     public func updateHead(of entry: CacheEntry, with stored: StoredResponse) throws -> CacheEntry {
         let head = HeadRefreshes.Pending(
