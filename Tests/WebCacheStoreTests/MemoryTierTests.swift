@@ -98,13 +98,17 @@ struct MemoryTierTests {
                     try Double.fetchOne(db, sql: "SELECT responseTime FROM entry WHERE id = ?", arguments: [entry.id])
                 }
             }
+            let firstWrite = ContinuousClock.now
             try refresh("1", at: 100)
             #expect(try written() == Fixtures.at(100).timeIntervalSince1970, "the first refresh is written at once")
             try refresh("2", at: 101)
             try refresh("3", at: 102)
             let held = try #require(try store.lookup(key).first)
             #expect(held.stored.response.headerFields[HTTPField.Name("X-Seen")!] == "3", "lookups see the latest")
-            #expect(try written() == Fixtures.at(100).timeIntervalSince1970, "the next ones wait")
+            // Within the second (a machine slow enough to take longer writes them, rightly).
+            if ContinuousClock.now - firstWrite < .milliseconds(900) {
+                #expect(try written() == Fixtures.at(100).timeIntervalSince1970, "the next ones wait")
+            }
             store.flushAccesses()
             #expect(try written() == Fixtures.at(102).timeIntervalSince1970, "the latest is written, not lost")
         }
