@@ -64,6 +64,10 @@ extension CacheRules {
     /// Fields a 304 never replaces in a stored response (RFC 9111 §3.2): its body's length.
     public static let fieldsKeptOn304: Set<HTTPField.Name> = [.contentLength]
 
+    /// The fields a 304 does not bring into the stored head: those kept from the stored response,
+    /// and those never stored (worked out once: a page sent `no-cache` is refreshed on every use).
+    private static let notTakenFrom304 = fieldsKeptOn304.union(MessageFields.neverStored)
+
     /// The stored response refreshed by a 304 (or by a 200 to a HEAD, RFC 9111 §4.3.5).
     ///
     /// RFC 9111 §3.2: every field of the new response replaces the stored field of that name,
@@ -75,8 +79,9 @@ extension CacheRules {
         _ stored: StoredResponse, with notModified: HTTPResponse, requestTime: Date, responseTime: Date
     ) -> StoredResponse {
         let newDirectives = directives(for: notModified).cacheControl
-        var excluded = Self.fieldsKeptOn304.union(MessageFields.neverStored)
-            .union(MessageFields.connectionListed(in: notModified.headerFields))
+        var excluded = Self.notTakenFrom304
+        let connectionListed = MessageFields.connectionListed(in: notModified.headerFields)
+        if !connectionListed.isEmpty { excluded.formUnion(connectionListed) }
         if case .fields(let names) = newDirectives.noCache {
             excluded.formUnion(names.compactMap { HTTPField.Name($0) })
         }
