@@ -46,12 +46,11 @@ request = function()
   return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. math.random(1, 1e9) .. "-" .. counter)
 end
 LUA
-hz=$(getconf CLK_TCK)
 
 # run NAME PATH → starts the server NAME, sends new URLs under PATH, sets $result to
 # "rps · µs · p99" (not in a subshell, so that the harness stops the server whatever happens).
 run() {
-  local name=$1 target=$2 port server_pids=() before after out requests
+  local name=$1 target=$2 port server_pids=() before after out
   port=$(free_port)
   case $name in
     floor)
@@ -70,10 +69,8 @@ CONF
       taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' &
       server_pids=($!) ;;
     forwarded | stored)
-      rm -rf "$work/cache"
-      taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$port" \
-        --upstream "http://127.0.0.1:$origin_port" --threads 1 >"$work/webcache.log" 2>&1 &
-      server_pids=($!) ;;
+      start_webcache "$port" "$origin_port"
+      server_pids=("$webcache_pid") ;;
   esac
   pids+=("${server_pids[@]}")
   for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port$target?warm" && break; sleep 0.1; done
@@ -84,11 +81,7 @@ CONF
   after=$(cpu_ticks "${server_pids[@]}")
   kill "${server_pids[0]}" 2>/dev/null || true
   wait "${server_pids[0]}" 2>/dev/null || true
-  requests=$(echo "$out" | awk '/requests in/ { print $1 }')
-  [ -z "$(echo "$out" | awk '/Non-2xx/ { print $NF }')" ] || { echo "FAIL: $name answered non-2xx" >&2; exit 1; }
-  result=$(printf '%.0f · %s · %s' "$(echo "$out" | awk '/Requests\/sec/ { print $2 }')" \
-    "$(python3 -c "print(round(($after - $before) / $hz * 1e6 / max(1, $requests)))")" \
-    "$(echo "$out" | awk '$1 == "99%" { print $2 }')")
+  result=$(wrk_figures "$name" "$out" "$before" "$after")
 }
 
 echo "| size | floor (SwiftNIO) | nginx proxy_pass | WebCache forwarded (no-store) | WebCache stored |"

@@ -35,14 +35,13 @@ nginx_config origin <<CONF
   }
 CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
-hz=$(getconf CLK_TCK)
 origin_requests() { curl -sf "http://127.0.0.1:$origin_port/status" | awk 'NR == 3 { print $3 }'; }
 
 # run NAME PATH CONNS → starts the server NAME, asks for PATH over CONNS connections, sets
 # $result to "rps · µs · p99 · origin requests per request" (not in a subshell, so that the
 # harness stops the server whatever happens).
 run() {
-  local name=$1 target=$2 conns=$3 port server_pids=() before after first last out requests
+  local name=$1 target=$2 conns=$3 port server_pids=() before after first last out requests figures
   port=$(free_port)
   case $name in
     nginx)
@@ -63,10 +62,8 @@ CONF
       taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' &
       server_pids=($!) ;;
     webcache)
-      rm -rf "$work/cache"
-      taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$port" \
-        --upstream "http://127.0.0.1:$origin_port" --threads 1 >"$work/webcache.log" 2>&1 &
-      server_pids=($!) ;;
+      start_webcache "$port" "$origin_port"
+      server_pids=("$webcache_pid") ;;
   esac
   pids+=("${server_pids[@]}")
   for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port$target" && break; sleep 0.1; done
@@ -78,12 +75,9 @@ CONF
   last=$(origin_requests)
   kill "${server_pids[0]}" 2>/dev/null || true
   wait "${server_pids[0]}" 2>/dev/null || true
+  figures=$(wrk_figures "$name" "$out" "$before" "$after")
   requests=$(echo "$out" | awk '/requests in/ { print $1 }')
-  [ -z "$(echo "$out" | awk '/Non-2xx/ { print $NF }')" ] || { echo "FAIL: $name answered non-2xx" >&2; exit 1; }
-  result=$(printf '%.0f · %s · %s · %s' "$(echo "$out" | awk '/Requests\/sec/ { print $2 }')" \
-    "$(python3 -c "print(round(($after - $before) / $hz * 1e6 / max(1, $requests)))")" \
-    "$(echo "$out" | awk '$1 == "99%" { print $2 }')" \
-    "$(python3 -c "print(round(($last - $first - 1) / max(1, $requests), 2))")")
+  result="$figures · $(python3 -c "print(round(($last - $first - 1) / max(1, $requests), 2))")"
 }
 
 echo "| size, connections | WebCache (revalidates: 304) | nginx proxy_cache (passes through: 200) | WebCache / nginx |"

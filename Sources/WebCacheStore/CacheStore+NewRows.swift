@@ -35,16 +35,12 @@ extension CacheStore {
         guard removed.contains(true) else { return writeRows(rows.map(\.row)) }
         var written = writeRows(zip(rows, removed).filter { !$0.1 }.map(\.0.row)).makeIterator()
         return zip(rows, removed).map { new, removed in
-            guard removed else { return written.next() ?? .failure(Self.missingResult) }
+            guard removed else { return written.next() ?? .failure(StoreError.missingWriterResult) }
             return .failure(
                 StoreError(
                     .removedMeanwhile,
                     "not storing \(new.row.url): an entry for it was removed after its request was sent"))
         }
-    }
-
-    private static var missingResult: StoreError {
-        StoreError(.databaseFailure, "the index writer returned no result for an entry")
     }
 
     /// Writes new entries' rows in one transaction: each replaces the row with the same key and

@@ -115,7 +115,6 @@ public final class CacheStore: Sendable {
     deinit {
         // Not through `accessWrites`: a write queued there holds the store, so none is running.
         writePendingAccesses()
-        writeKeptHeads()
         POSIX.closeFile(lockFile)
     }
 
@@ -203,18 +202,6 @@ public final class CacheStore: Sendable {
     /// and the refreshed heads kept for a later write.
     public func flushAccesses() {
         accessWrites.sync { writePendingAccesses() }
-        writeKeptHeads()
-    }
-
-    /// Writes the refreshed heads kept for a later write (``HeadRefreshes``).
-    func writeKeptHeads() {
-        let kept = headRefreshes.drain()
-        guard !kept.isEmpty else { return }
-        do {
-            try pool.write { db in try HeadRefreshes.apply(kept, in: db) }
-        } catch {
-            logger.warning("could not write \(kept.count) refreshed heads: \(error)")
-        }
     }
 
     /// Pending access times for a write of the caller's own, once any batch on its way is
@@ -224,13 +211,19 @@ public final class CacheStore: Sendable {
         accessWrites.sync { accessLog.drain() }
     }
 
+    /// Writes the pending access times and the refreshed heads kept for a later write
+    /// (``HeadRefreshes``) in one transaction.
     private func writePendingAccesses() {
         let pending = accessLog.drain()
-        guard !pending.isEmpty else { return }
+        let kept = headRefreshes.drain()
+        guard !pending.isEmpty || !kept.isEmpty else { return }
         do {
-            try pool.write { db in try AccessLog.apply(pending, in: db) }
+            try pool.write { db in
+                try AccessLog.apply(pending, in: db)
+                try HeadRefreshes.apply(kept, in: db)
+            }
         } catch {
-            logger.warning("could not record access times: \(error)")
+            logger.warning("could not record access times and refreshed heads: \(error)")
         }
     }
 

@@ -22,6 +22,13 @@ public struct StoreError: CodedError {
     }
 }
 
+extension StoreError {
+    /// The index writer gave no result for a row (a writer that returned too few).
+    static var missingWriterResult: StoreError {
+        StoreError(.databaseFailure, "the index writer returned no result for an entry")
+    }
+}
+
 extension ErrorCode where Domain == StoreError {
     /// Reading or writing a file failed (a full disk, a permission, a vanished file).
     public static var ioFailure: Self { Self("ioFailure") }

@@ -56,3 +56,26 @@ cpu_ticks() {
   for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$(( total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat") )); done
   echo "$total"
 }
+
+# start_webcache PORT ORIGIN_PORT: a fresh reverse proxy on CPU 0, one event loop, in front of
+# 127.0.0.1:ORIGIN_PORT, its cache in $work/cache and its log in $work/webcache.log; its pid
+# in $webcache_pid (and in $pids, stopped on exit).
+start_webcache() {
+  rm -rf "$work/cache"
+  taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$1" \
+    --upstream "http://127.0.0.1:$2" --threads 1 >"$work/webcache.log" 2>&1 &
+  webcache_pid=$!
+  pids+=("$webcache_pid")
+}
+
+# wrk_figures NAME OUTPUT TICKS_BEFORE TICKS_AFTER: "requests/s · server CPU µs per request ·
+# p99" of a wrk run (its OUTPUT, with --latency) during which the server used the CPU ticks
+# between the two; fails when any answer was not 2xx.
+wrk_figures() {
+  local name=$1 out=$2 before=$3 after=$4 requests
+  requests=$(echo "$out" | awk '/requests in/ { print $1 }')
+  [ -z "$(echo "$out" | awk '/Non-2xx/ { print $NF }')" ] || { echo "FAIL: $name answered non-2xx" >&2; return 1; }
+  printf '%.0f · %s · %s' "$(echo "$out" | awk '/Requests\/sec/ { print $2 }')" \
+    "$(python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) * 1e6 / max(1, $requests)))")" \
+    "$(echo "$out" | awk '$1 == "99%" { print $2 }')"
+}

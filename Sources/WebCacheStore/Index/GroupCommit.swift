@@ -144,7 +144,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             return true
         }
         if alone {
-            let result = writer([row]).first ?? .failure(Self.missingResult)
+            let result = writer([row]).first ?? .failure(StoreError.missingWriterResult)
             // Rows submitted meanwhile found the writer busy: the queue takes them.
             let (more, due) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
                 let due = state.finish(1)
@@ -192,10 +192,6 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         return true
     }
 
-    private static var missingResult: StoreError {
-        StoreError(.databaseFailure, "the index writer returned no result for an entry")
-    }
-
     /// Writes batches until no row waits; runs on ``queue`` only, as background work
     /// (``BackgroundWriting``) so that rows arriving from a busy event loop gather into batches.
     private func writeUntilEmpty(_ write: Writer) {
@@ -217,7 +213,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             let results = write(batch.map(\.row))
             for (index, item) in batch.enumerated() {
                 // A writer that returned too few results fails the rest rather than leave them waiting.
-                item.completion(index < results.count ? results[index] : .failure(Self.missingResult))
+                item.completion(index < results.count ? results[index] : .failure(StoreError.missingWriterResult))
             }
             for barrier in state.withLock({ $0.finish(batch.count) }) { barrier() }
         }

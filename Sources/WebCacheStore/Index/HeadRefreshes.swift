@@ -9,7 +9,8 @@ import HTTPCaching
 /// An entry's head goes to the index at most once per ``interval``. A refresh within it, of an
 /// entry the memory tier holds (so that lookups in this process see it at once), is kept here
 /// instead; the latest one kept goes to the index with the entry's next refresh after the
-/// interval, with the next new entries' transaction, or when the store is let go. A crash
+/// interval, with the next new entries' transaction, with the next batch of access times, or
+/// when the store is let go. A crash
 /// loses at most those: the index then has a head a little older, which costs at worst one more
 /// validation.
 final class HeadRefreshes: Sendable {

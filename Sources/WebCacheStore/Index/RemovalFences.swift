@@ -4,14 +4,9 @@
 /// invalidated by an unsafe request (RFC 9111 §4.4), its host or group removed, the store
 /// emptied — the response may hold what the removal was to discard, and it is not stored
 /// (`StoreError.Code.removedMeanwhile`).
-public struct RemovalMark: Sendable, Hashable, Comparable {
+public struct RemovalMark: Sendable, Hashable {
     /// Removals made before the mark was taken.
     let count: UInt64
-
-    /// Whether `lhs` was taken before `rhs` (with removals in between).
-    public static func < (lhs: RemovalMark, rhs: RemovalMark) -> Bool {
-        lhs.count < rhs.count
-    }
 }
 
 /// What each recent removal covered, for the index writer to turn away entries whose exchange

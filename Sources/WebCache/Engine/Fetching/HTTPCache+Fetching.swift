@@ -230,7 +230,7 @@ extension HTTPCache {
                     try await writer?.commitWithoutBlocking()
                 }
             } catch {
-                notStored(url, error)
+                notStored(error, "could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
             }
             await release()
             body.finish()

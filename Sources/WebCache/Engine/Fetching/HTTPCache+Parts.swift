@@ -111,10 +111,8 @@ extension HTTPCache {
             try writer.commit(withHead: rules.headForPart(head, part: part))
             logger.debug(
                 "\(url?.absoluteString ?? "?"): kept the \(received) of \(length) bytes that arrived as a part")
-        } catch let error as StoreError where error.code == .removedMeanwhile {
-            logger.debug("\(error.message)")
         } catch {
-            storeProblem("could not keep the part of \(url?.absoluteString ?? "?") that arrived: \(error)")
+            notStored(error, "could not keep the part of \(url?.absoluteString ?? "?") that arrived: \(error)")
         }
     }
 

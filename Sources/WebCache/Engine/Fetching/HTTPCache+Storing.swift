@@ -1,5 +1,6 @@
 import HTTPCaching
 import HTTPTypes
+import Logging
 import WebCacheStore
 
 #if canImport(FoundationEssentials)
@@ -24,19 +25,19 @@ extension HTTPCache {
         do {
             return try store.store(entry, body: response.body)
         } catch {
-            notStored(request.url, error)
+            notStored(error, "could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
             return nil
         }
     }
 
-    /// Reports why a response is not stored after all: a store problem, unless an entry for its
-    /// URL was removed while it was on its way (an unsafe request invalidated it), which is how
-    /// it should be.
-    func notStored(_ url: URL?, _ error: any Error) {
+    /// Reports why a response is not stored after all: `problem`, a store problem, unless an
+    /// entry for its URL was removed while it was on its way (an unsafe request invalidated it),
+    /// which is how it should be.
+    func notStored(_ error: any Error, _ problem: @autoclosure () -> Logger.Message) {
         if let error = error as? StoreError, error.code == .removedMeanwhile {
             logger.debug("\(error.message)")
         } else {
-            storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+            storeProblem(problem())
         }
     }
 
