@@ -15,4 +15,8 @@ package enum BodyChecksum {
 
     /// Whether ``crc32(_:)`` folds with carry-less multiplication on this processor.
     package static var isFolding: Bool { webcache_crc32_is_folding() != 0 }
+
+    /// How many bits ``crc32(_:)`` folds per multiplication here: 512 (AVX-512 with VPCLMULQDQ,
+    /// for 256 bytes and more), 128 (PCLMULQDQ), or 0 (zlib's tables).
+    package static var foldingWidth: Int { Int(webcache_crc32_folding_width()) }
 }
