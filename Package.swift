@@ -203,7 +203,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-fuzz",
             dependencies: [
-                "HTTPCaching", "WebCacheTestSupport",
+                "HTTPCaching", "WebCacheTestSupport", "WebCacheProxy",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -263,6 +263,7 @@ let package = Package(
                 "WebCacheTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

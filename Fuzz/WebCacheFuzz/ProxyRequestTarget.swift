@@ -90,7 +90,10 @@ enum ProxyRequestTarget {
     }
 }
 
-/// What SwiftNIO's request decoder alone makes of some bytes.
+/// What SwiftNIO's request decoder alone makes of some bytes. Where it stops after a `CONNECT`
+/// or an upgrade (the bytes that follow are not HTTP's if a tunnel is made), it goes on with
+/// the bytes after: this proxy (reverse mode) answers such a request without a tunnel, and the
+/// connection goes on in HTTP.
 private struct ReferenceDecoding {
     /// Requests whose end was read.
     var requests = 0
@@ -100,20 +103,55 @@ private struct ReferenceDecoding {
     var malformed = false
 
     init(_ bytes: [UInt8]) {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
+        var rest = ByteBuffer(bytes: bytes)
+        // Bounded: each round takes at least one request's bytes.
+        for _ in 0...bytes.count {
+            guard let after = decode(rest) else { break }
+            rest = after
+        }
+        methods = Array(methods.prefix(requests))
+    }
+
+    /// Decodes `bytes`; returns the bytes after a request that stopped the decoder (a `CONNECT`
+    /// or an upgrade), or `nil` when it did not stop on one.
+    private mutating func decode(_ bytes: ByteBuffer) -> ByteBuffer? {
+        let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+        let channel = EmbeddedChannel(handler: decoder)
         defer { _ = try? channel.finish() }
         do {
-            try channel.writeInbound(ByteBuffer(bytes: bytes))
+            try channel.writeInbound(bytes)
         } catch {
             malformed = true
         }
+        var lastHead: HTTPRequestHead?
+        var ended = false
         while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
             switch part {
-            case .head(let head): methods.append(head.method.rawValue)
-            case .end: requests += 1
+            case .head(let head):
+                methods.append(head.method.rawValue)
+                lastHead = head
+                ended = false
+            case .end:
+                requests += 1
+                ended = true
             case .body: break
             }
         }
-        methods = Array(methods.prefix(requests))
+        guard !malformed, ended, let head = lastHead, head.method == .CONNECT || Self.asksToUpgrade(head) else {
+            return nil
+        }
+        channel.pipeline.removeHandler(decoder, promise: nil)
+        channel.embeddedEventLoop.run()
+        guard let rest = try? channel.readInbound(as: ByteBuffer.self), rest.readableBytes > 0 else { return nil }
+        return rest
+    }
+
+    private static func asksToUpgrade(_ head: HTTPRequestHead) -> Bool {
+        !head.headers["upgrade"].isEmpty
+            && head.headers["connection"].contains { value in
+                value.lowercased().split(separator: ",").contains {
+                    $0.trimmingCharacters(in: .whitespaces) == "upgrade"
+                }
+            }
     }
 }

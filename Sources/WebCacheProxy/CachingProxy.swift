@@ -152,10 +152,8 @@ public final class CachingProxy: Sendable {
         metrics.connectionsAccepted.increment()
         metrics.connectionsOpen.increment(by: 1)
         channel.closeFuture.whenComplete { _ in self.metrics.connectionsOpen.decrement(by: 1) }
-        let decoder = ByteToMessageHandler(RequestDecoder())
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(IdleConnectionHandler(timeout: .nanoseconds(configuration.idleTimeout.nanoseconds)))
-        try pipeline.addHandler(decoder)
-        try pipeline.addHandler(ProxyHTTPHandler(proxy: self, decoder: decoder))
+        try pipeline.addHandler(ProxyHTTPHandler(proxy: self))
     }
 }

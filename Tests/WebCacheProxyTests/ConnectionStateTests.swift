@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 import Testing
 
 @testable import WebCacheProxy
@@ -8,11 +7,11 @@ import Testing
 /// `ConnectionTableTests` drives the same decisions through the whole handler).
 @Suite("A client connection's decisions (ConnectionState)")
 struct ConnectionStateTests {
-    static func head(_ path: String) -> HTTPServerRequestPart {
-        .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path))
+    static func head(_ path: String) throws -> RequestParser.Part {
+        .head(try RequestHead.parsing("GET \(path) HTTP/1.1\r\nHost: a.test\r\n\r\n"))
     }
 
-    static func path(of part: HTTPServerRequestPart?) -> String? {
+    static func path(of part: RequestParser.Part?) -> String? {
         switch part {
         case .head(let head)?: head.uri
         case .end?: "end"
@@ -24,15 +23,15 @@ struct ConnectionStateTests {
     @Test(
         "pipelined requests wait behind the answer on its way, in order; a read asked for meanwhile is held until they are answered"
     )
-    func pipelining() {
+    func pipelining() throws {
         var state = ConnectionState()
-        #expect(Self.path(of: state.receive(Self.head("/1"))) == "/1")
-        #expect(Self.path(of: state.receive(.end(nil))) == "end")
+        #expect(Self.path(of: state.receive(try Self.head("/1"))) == "/1")
+        #expect(Self.path(of: state.receive(.end)) == "end")
         state.startAnswering()
-        #expect(state.receive(Self.head("/2")) == nil)
-        #expect(state.receive(.end(nil)) == nil)
-        #expect(state.receive(Self.head("/3")) == nil)
-        #expect(state.receive(.end(nil)) == nil)
+        #expect(state.receive(try Self.head("/2")) == nil)
+        #expect(state.receive(.end) == nil)
+        #expect(state.receive(try Self.head("/3")) == nil)
+        #expect(state.receive(.end) == nil)
         let decided1 = state.readRequested()
         #expect(!decided1)
         #expect(state.hasWaitingParts)
@@ -46,7 +45,7 @@ struct ConnectionStateTests {
         #expect(state.nextWaitingPart() == nil)
         #expect(state.nextStep() == .none)
         // A part arriving now still queues behind /3.
-        #expect(state.receive(Self.head("/4")) == nil)
+        #expect(state.receive(try Self.head("/4")) == nil)
 
         let decided3 = state.answerWritten(keepAlive: true)
         #expect(decided3)
@@ -63,14 +62,14 @@ struct ConnectionStateTests {
     @Test(
         "reading goes on while an answer is on its way until a part waits behind it; an upgrade being spliced holds reads at once"
     )
-    func readingWhileAnswering() {
+    func readingWhileAnswering() throws {
         var state = ConnectionState()
-        _ = state.receive(Self.head("/1"))
-        _ = state.receive(.end(nil))
+        _ = state.receive(try Self.head("/1"))
+        _ = state.receive(.end)
         state.startAnswering()
         let nothingWaits = state.readRequested()
         #expect(nothingWaits, "a client that does not pipeline keeps its read interest")
-        #expect(state.receive(Self.head("/2")) == nil)
+        #expect(state.receive(try Self.head("/2")) == nil)
         let somethingWaits = state.readRequested()
         #expect(!somethingWaits, "at most one read's worth of requests is buffered")
         let keptOpen = state.answerWritten(keepAlive: true)
@@ -79,7 +78,7 @@ struct ConnectionStateTests {
         #expect(state.nextStep() == .read)
 
         var upgrading = ConnectionState()
-        _ = upgrading.receive(Self.head("/socket"))
+        _ = upgrading.receive(try Self.head("/socket"))
         upgrading.startHandingOver()
         let upgradeRead = upgrading.readRequested()
         #expect(!upgradeRead, "the bytes after an upgrade are the tunnel's")
@@ -88,10 +87,10 @@ struct ConnectionStateTests {
     @Test(
         "bytes of a head that come while an answer is on its way get their time limit once it is written, not before, and once"
     )
-    func headBehindAnswer() {
+    func headBehindAnswer() throws {
         var state = ConnectionState()
-        _ = state.receive(Self.head("/1"))
-        _ = state.receive(.end(nil))
+        _ = state.receive(try Self.head("/1"))
+        _ = state.receive(.end)
         state.startAnswering()
         _ = state.readComplete(requestInProgress: false, headDeadlineRunning: false)  // the read of /1
         let whileAnswering = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
@@ -106,12 +105,12 @@ struct ConnectionStateTests {
         #expect(!again, "once")
 
         var completed = ConnectionState()
-        _ = completed.receive(Self.head("/1"))
-        _ = completed.receive(.end(nil))
+        _ = completed.receive(try Self.head("/1"))
+        _ = completed.receive(.end)
         completed.startAnswering()
         _ = completed.readComplete(requestInProgress: false, headDeadlineRunning: false)
         _ = completed.readComplete(requestInProgress: false, headDeadlineRunning: false)
-        _ = completed.receive(Self.head("/2"))  // the rest of the head came
+        _ = completed.receive(try Self.head("/2"))  // the rest of the head came
         let keptOpen2 = completed.answerWritten(keepAlive: true)
         #expect(keptOpen2)
         let headCame = completed.headArrivedWhileAnswering(requestInProgress: false, headDeadlineRunning: false)
@@ -119,18 +118,18 @@ struct ConnectionStateTests {
     }
 
     @Test("an answer that does not keep the connection alive closes it, waiting requests or not")
-    func notKeptAlive() {
+    func notKeptAlive() throws {
         var state = ConnectionState()
-        _ = state.receive(Self.head("/1"))
+        _ = state.receive(try Self.head("/1"))
         state.startAnswering()
-        _ = state.receive(Self.head("/2"))
+        _ = state.receive(try Self.head("/2"))
         let decided5 = state.answerWritten(keepAlive: false)
         #expect(!decided5)
     }
 
     @Test(
         "quiescing: closes at once when idle, not while a request is half received or answered; then after the answer")
-    func quiescing() {
+    func quiescing() throws {
         var idle = ConnectionState()
         let decided6 = idle.quiesce(requestInProgress: false)
         #expect(decided6)
@@ -141,9 +140,9 @@ struct ConnectionStateTests {
         #expect(receiving.isQuiescing)
 
         var answering = ConnectionState()
-        _ = answering.receive(Self.head("/1"))
+        _ = answering.receive(try Self.head("/1"))
         answering.startAnswering()
-        _ = answering.receive(Self.head("/2"))
+        _ = answering.receive(try Self.head("/2"))
         let decided8 = answering.quiesce(requestInProgress: false)
         #expect(!decided8)
         let decided9 = answering.answerWritten(keepAlive: true)
@@ -153,12 +152,12 @@ struct ConnectionStateTests {
     @Test(
         "a half-close is honoured after the last answer, once; at once when idle; and closes a connection whose tunnel is being connected"
     )
-    func halfClose() {
+    func halfClose() throws {
         var answering = ConnectionState()
-        _ = answering.receive(Self.head("/1"))
+        _ = answering.receive(try Self.head("/1"))
         answering.startAnswering()
-        _ = answering.receive(Self.head("/2"))
-        _ = answering.receive(.end(nil))
+        _ = answering.receive(try Self.head("/2"))
+        _ = answering.receive(.end)
         #expect(answering.inputEnded() == .none)
         let decided10 = answering.answerWritten(keepAlive: true)
         #expect(decided10)
@@ -182,7 +181,7 @@ struct ConnectionStateTests {
     @Test(
         "bytes that are not HTTP are refused at once when nothing is in flight, else after the answers before them, and only once"
     )
-    func malformedBytes() {
+    func malformedBytes() throws {
         var idle = ConnectionState()
         #expect(
             idle.bytesNotHTTP(status: 400, reason: "Bad Request")
@@ -190,10 +189,10 @@ struct ConnectionStateTests {
         #expect(idle.nextStep() == .none)
 
         var answering = ConnectionState()
-        _ = answering.receive(Self.head("/1"))
+        _ = answering.receive(try Self.head("/1"))
         answering.startAnswering()
-        _ = answering.receive(Self.head("/2"))
-        _ = answering.receive(.end(nil))
+        _ = answering.receive(try Self.head("/2"))
+        _ = answering.receive(.end)
         #expect(answering.bytesNotHTTP(status: 501, reason: "Not Implemented") == nil)
         let decided12 = answering.answerWritten(keepAlive: true)
         #expect(decided12)
@@ -209,7 +208,7 @@ struct ConnectionStateTests {
     @Test(
         "the idle timeout closes between requests and when the client stops reading an answer, not while the origin is slow"
     )
-    func idleTimeout() {
+    func idleTimeout() throws {
         var state = ConnectionState()
         #expect(state.idleTimedOut())
         state.startAnswering()
@@ -225,17 +224,17 @@ struct ConnectionStateTests {
     }
 
     @Test("a head that starts arriving gets a time limit once; the limit refuses only a head still missing")
-    func headDeadline() {
+    func headDeadline() throws {
         var state = ConnectionState()
         let decided15 = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
         #expect(decided15)
         let decided16 = state.readComplete(requestInProgress: false, headDeadlineRunning: true)
         #expect(!decided16)
-        _ = state.receive(Self.head("/1"))
+        _ = state.receive(try Self.head("/1"))
         let decided17 = state.readComplete(requestInProgress: true, headDeadlineRunning: false)
         #expect(!decided17, "the read gave a part")
         #expect(!state.headTimedOut(requestInProgress: true))
-        _ = state.receive(.end(nil))
+        _ = state.receive(.end)
         state.startAnswering()
         let decided18 = state.readComplete(requestInProgress: false, headDeadlineRunning: false)
         #expect(!decided18, "an answer is on its way")
@@ -248,10 +247,10 @@ struct ConnectionStateTests {
     @Test(
         "a tunnel being connected holds parts and reads; a failure lets the refusal be answered like any answer; the hand-over lets reads go"
     )
-    func tunnels() {
+    func tunnels() throws {
         var state = ConnectionState()
         state.startConnectingTunnel()
-        #expect(state.receive(Self.head("/early")) == nil)
+        #expect(state.receive(try Self.head("/early")) == nil)
         let decided20 = state.readRequested()
         #expect(!decided20)
         state.tunnelFailed()

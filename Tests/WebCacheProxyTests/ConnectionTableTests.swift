@@ -128,6 +128,29 @@ struct ConnectionTableTests {
             steps: [.send("CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n")],
             statuses: [405], closes: false),
         Row(
+            rule: "CONNECT to a reverse proxy, then a request on the same connection: 405, then its answer",
+            steps: [.send("CONNECT shop.test:443 HTTP/1.1\r\nHost: shop.test:443\r\n\r\n" + get)],
+            statuses: [405, 200], closes: false, fetches: 1),
+        Row(
+            rule: "an upgrade outside a tunnel is a plain request, and the one pipelined behind it is answered too",
+            steps: [
+                .send(
+                    "GET /a HTTP/1.1\r\nHost: shop.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + get)
+            ],
+            statuses: [200, 200], closes: false, fetches: 1),
+        Row(
+            rule: "a request cut short by the client's half-close: 400 and close",
+            steps: [.send("POST /a HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 10\r\n\r\nabc"), .halfClose],
+            statuses: [400], closes: true),
+        Row(
+            rule: "Transfer-Encoding beside Content-Length: 400, never forwarded (RFC 9112 §6.3)",
+            steps: [
+                .send(
+                    "POST /a HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                )
+            ],
+            statuses: [400], closes: true),
+        Row(
             rule: "HEAD: an answer without a body, and the next request is read right after it",
             steps: [.send("HEAD /a HTTP/1.1\r\nHost: shop.test\r\n\r\n" + get)], statuses: [200, 200], closes: false,
             bodies: ["", "body of /a"], methods: ["HEAD", "GET"], fetches: 2),

@@ -1,11 +1,11 @@
 import Foundation
 import NIOCore
-import NIOHTTP1
 import Testing
 import WebCache
-import WebCacheProxy
 import WebCacheStore
 import WebCacheTestSupport
+
+@testable import WebCacheProxy
 
 @Suite("Defaults for a proxy exposed beyond loopback")
 struct NetworkExposureTests {
@@ -52,22 +52,21 @@ struct ExposedRoutingTests {
         defer { directory.remove() }
         let cache = try HTTPCache(
             configuration: .init(directory: directory.url, rules: .shared), origin: ScriptedOrigin())
-        func routing(_ uri: String, host listen: String, allowed: [String] = [], fromLoopback: Bool = true)
+        func routing(_ uri: String, host listen: String, allowed: [String] = [], fromLoopback: Bool = true) throws
             -> ProxyRouting
         {
             let proxy = CachingProxy(
                 cache: cache, configuration: ProxyConfiguration(host: listen, port: 0, allowedDestinations: allowed))
-            var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri)
-            head.headers.add(name: "Host", value: "x")
+            let head = try RequestHead.parsing("GET \(uri) HTTP/1.1\r\nHost: x\r\n\r\n")
             return proxy.route(head, body: ByteBuffer(), fromLoopback: fromLoopback)
         }
-        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "0.0.0.0")) == 403)
-        #expect(Self.status(routing("http://169.254.169.254/latest/meta-data", host: "0.0.0.0")) == 403)
-        #expect(Self.status(routing("http://example.com/", host: "0.0.0.0")) == nil)
-        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "0.0.0.0", allowed: ["127.0.0.1"])) == nil)
-        #expect(Self.status(routing("http://127.0.0.1:9/secret", host: "127.0.0.1")) == nil)
-        #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: false)) == 403)
-        #expect(Self.status(routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: true)) == 200)
+        #expect(Self.status(try routing("http://127.0.0.1:9/secret", host: "0.0.0.0")) == 403)
+        #expect(Self.status(try routing("http://169.254.169.254/latest/meta-data", host: "0.0.0.0")) == 403)
+        #expect(Self.status(try routing("http://example.com/", host: "0.0.0.0")) == nil)
+        #expect(Self.status(try routing("http://127.0.0.1:9/secret", host: "0.0.0.0", allowed: ["127.0.0.1"])) == nil)
+        #expect(Self.status(try routing("http://127.0.0.1:9/secret", host: "127.0.0.1")) == nil)
+        #expect(Self.status(try routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: false)) == 403)
+        #expect(Self.status(try routing("/_webcache/metrics", host: "0.0.0.0", fromLoopback: true)) == 200)
     }
 
     @Test(

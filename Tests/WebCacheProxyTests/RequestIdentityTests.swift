@@ -1,12 +1,16 @@
-import NIOHTTP1
 import Testing
 
 @testable import WebCacheProxy
 
 @Suite("The identity of a request head, for repeated answers")
 struct RequestIdentityTests {
-    private func identity(_ uri: String, _ headers: [(String, String)]) -> RequestIdentity {
-        RequestIdentity(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: HTTPHeaders(headers)))
+    private func identity(_ uri: String, _ headers: [(String, String)], version: String = "1.1") -> RequestIdentity {
+        RequestIdentity(head: head(uri, headers, version: version))
+    }
+
+    private func head(_ uri: String, _ headers: [(String, String)], version: String = "1.1") -> RequestHead {
+        let text = "GET \(uri) HTTP/\(version)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+        return try! RequestHead.parsing(text)
     }
 
     @Test("the same bytes are the same request; any other byte, order or case of a field that counts is another")
@@ -18,12 +22,8 @@ struct RequestIdentityTests {
         #expect(base != identity("/a?q=1", [("Accept-Encoding", "gzip"), ("Host", "example.com")]))
         #expect(base != identity("/a?q=1", [("host", "example.com"), ("Accept-Encoding", "gzip")]))
         #expect(base != identity("/a?q=1", [("Host", "example.com")]))
-        #expect(
-            base
-                != RequestIdentity(
-                    head: HTTPRequestHead(
-                        version: .http1_0, method: .GET, uri: "/a?q=1",
-                        headers: HTTPHeaders([("Host", "example.com"), ("Accept-Encoding", "gzip")]))))
+        #expect(base != identity("/a?q=1", [("Host", "example.com"), ("Accept-Encoding", "gzip")], version: "1.0"))
+        #expect(base == identity("/a?q=1", [("Host", "example.com"), ("Accept-Encoding", "gzip")]).detached())
     }
 
     @Test("the fields each client sends its own way do not count; every other field does, in order and byte for byte")
@@ -50,10 +50,12 @@ struct RequestIdentityTests {
 
     @Test("the same head in tunnels to different sites is a different request; a Range counts by its name")
     func tunnelsAndRanges() {
-        let head = HTTPRequestHead(version: .http1_0, method: .GET, uri: "/account", headers: HTTPHeaders())
-        #expect(RequestIdentity(head: head, tunnel: "a.example") != RequestIdentity(head: head, tunnel: "b.example"))
-        #expect(RequestIdentity(head: head, tunnel: "a.example") != RequestIdentity(head: head))
-        #expect(RequestIdentity(head: head, tunnel: "a.example") == RequestIdentity(head: head, tunnel: "a.example"))
+        let account = head("/account", [], version: "1.0")
+        #expect(
+            RequestIdentity(head: account, tunnel: "a.example") != RequestIdentity(head: account, tunnel: "b.example"))
+        #expect(RequestIdentity(head: account, tunnel: "a.example") != RequestIdentity(head: account))
+        #expect(
+            RequestIdentity(head: account, tunnel: "a.example") == RequestIdentity(head: account, tunnel: "a.example"))
         let first = identity("/v", [("Host", "x"), ("Range", "bytes=0-99")])
         let second = identity("/v", [("Host", "x"), ("range", "bytes=500-")])
         #expect(first.asksForRange && first.range == "bytes=0-99")
@@ -92,9 +94,9 @@ struct RequestIdentityTests {
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         #expect(composed == decomposed, "Swift's == on strings")
-        #expect(identity("/" + composed, []) != identity("/" + decomposed, []))
+        // (A target holds no raw UTF-8 from the wire: the parser refuses it; values may.)
         #expect(identity("/", [("X-Name", composed)]) != identity("/", [("X-Name", decomposed)]))
-        #expect(identity("/" + composed, [("X-Name", composed)]) == identity("/" + composed, [("X-Name", composed)]))
+        #expect(identity("/", [("X-Name", composed)]) == identity("/", [("X-Name", composed)]))
     }
 
     @Test("targets kept for reverse routing are keyed byte for byte too")

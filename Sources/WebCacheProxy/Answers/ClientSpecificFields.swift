@@ -28,17 +28,19 @@ enum ClientSpecificFields {
 
     /// Whether `name` (any case) is one of the fields.
     static func contains(_ name: String) -> Bool {
-        let count = name.utf8.count
+        var name = name
+        return name.withUTF8 { contains(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether the bytes of a field name (any case) are one of the fields.
+    static func contains(bytes name: UnsafeRawBufferPointer) -> Bool {
+        let count = name.count
         guard count < byLength.count else { return false }
         let candidates = byLength[count]
         guard !candidates.isEmpty else { return false }
         return candidates.contains { candidate in
-            var index = 0
-            for byte in name.utf8 {
-                // ASCII letters fold to lowercase; the names hold no other letters.
-                let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-                guard folded == candidate[index] else { return false }
-                index += 1
+            for index in 0..<count where HTTPBytes.lowercased(name[index]) != candidate[index] {
+                return false
             }
             return true
         }

@@ -22,11 +22,11 @@ enum ConnectionPersistence: Sendable, Equatable {
     case keepAliveAnnounced
 
     /// For a request head, unless the connection has to close anyway.
-    init(for head: HTTPRequestHead, closing: Bool) {
-        if closing || !head.isKeepAlive {
+    init(for head: RequestHead, closing: Bool) {
+        if closing || !head.keepAlive {
             self = .close
         } else {
-            self = head.version.major == 1 && head.version.minor == 0 ? .keepAliveAnnounced : .keepAlive
+            self = head.version.minor == 0 ? .keepAliveAnnounced : .keepAlive
         }
     }
 

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 
 /// The decisions of one client connection as a value: which request parts are handled now and
 /// which wait, when reading stops and resumes, and when and how the connection closes. Events
@@ -48,18 +47,18 @@ struct ConnectionState {
 
     private(set) var phase = Phase.reading
     /// Request parts that arrived while answering, in order.
-    private var waiting = CircularBuffer<HTTPServerRequestPart>()
+    private var waiting = CircularBuffer<RequestParser.Part>()
     /// A read the channel asked for while answering.
     private var readHeld = false
     /// The server is shutting down: answers in flight are written, then the connection closes.
     private(set) var isQuiescing = false
     /// The client half-closed: what it sent is answered, then the connection closes.
     private var inputClosed = false
-    /// Bytes the parser could not take, refused once the answers before them are out.
+    /// Bytes the parser refused, refused in turn once the answers before them are out.
     private var malformed: (status: Int, reason: String)?
     /// Writes of an answer on a task that the socket has not taken yet.
     private var writesOutstanding = 0
-    /// Whether the current read gave the decoder a whole part.
+    /// Whether the current read gave the parser a whole part.
     private var readGaveParts = false
     /// Bytes came while an answer was on its way and gave no whole part: a head is arriving, and
     /// gets its time limit once the answer is written.
@@ -72,9 +71,9 @@ struct ConnectionState {
 
     // MARK: Requests
 
-    /// A part from the decoder: returned when it is to be handled now, `nil` when it waits
+    /// A part from the parser: returned when it is to be handled now, `nil` when it waits
     /// behind an answer (or behind parts already waiting).
-    mutating func receive(_ part: HTTPServerRequestPart) -> HTTPServerRequestPart? {
+    mutating func receive(_ part: RequestParser.Part) -> RequestParser.Part? {
         readGaveParts = true
         headArrivingBehindAnswer = false
         guard phase == .reading && waiting.isEmpty else {
@@ -125,7 +124,7 @@ struct ConnectionState {
     }
 
     /// The next part that waited, while no answer is on its way.
-    mutating func nextWaitingPart() -> HTTPServerRequestPart? {
+    mutating func nextWaitingPart() -> RequestParser.Part? {
         guard phase == .reading, !ending else { return nil }
         return waiting.popFirst()
     }
@@ -164,6 +163,13 @@ struct ConnectionState {
         }
     }
 
+    /// The channel asks for a read while the parser waits after a `CONNECT` or an upgrade:
+    /// held, so that a client cannot heap up bytes before it is known whose they are, until the
+    /// connection is handed over or goes on in HTTP (``nextStep()`` returns `.read`).
+    mutating func holdRead() {
+        readHeld = true
+    }
+
     /// A write of an answer on a task; counted until the socket takes it.
     mutating func writeQueued() {
         writesOutstanding += 1
@@ -194,15 +200,15 @@ struct ConnectionState {
     /// The client half-closed its side.
     mutating func inputEnded() -> InputClosedStep {
         inputClosed = true
-        // Bytes sent after a CONNECT went to the decoder with the EOF; the tunnel cannot carry them.
+        // Bytes sent after a CONNECT wait in the parser; with the EOF the tunnel cannot carry them.
         if phase == .connectingTunnel { return .close }
         guard phase == .reading, waiting.isEmpty, !ending else { return .none }
         ending = true
         return .closeAfterWrites
     }
 
-    /// The decoder could not take the bytes: returns the refusal to send now, or `nil` when
-    /// answers to the requests before them go first (``nextStep()`` then returns it).
+    /// The parser refused the bytes: returns the refusal to send now, or `nil` when answers to
+    /// the requests before them go first (``nextStep()`` then returns it).
     mutating func bytesNotHTTP(status: Int, reason: String) -> NextStep? {
         malformed = (status, reason)
         guard phase == .reading, waiting.isEmpty, !ending else { return nil }

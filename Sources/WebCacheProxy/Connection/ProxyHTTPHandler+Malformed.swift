@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// What never becomes a request: a head still arriving after its time limit (408), and bytes the
-/// parser cannot take (400, 501 for an unknown method, 505 for another HTTP version) — answered
-/// after the requests before them, then the connection closes.
+/// parser cannot take (400, 431 for a head over the limit, 501 for an unknown method, 505 for
+/// another HTTP version) — answered after the requests before them, then the connection closes.
 extension ProxyHTTPHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         // Bytes came and no part of a request: a head is arriving. It has a time limit from now
@@ -38,28 +38,18 @@ extension ProxyHTTPHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         proxy.logger.debug("connection error: \(error)")
-        guard let refusal = Self.refusal(for: error) else {
-            context.close(promise: nil)
-            return
-        }
-        if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(
-            status: refusal.status, reason: refusal.reason)
-        {
-            refuseMalformed(status: status, reason: reason, context: context)
-        }
-        // Otherwise the answers to what came before the bad bytes go first (RFC 9112 §9.3.2
-        // keeps the order); ``answered(context:keepAlive:)`` then sends the refusal.
+        context.close(promise: nil)
     }
 
-    /// The answer to bytes the decoder could not take: 501 for a request line whose method the
-    /// proxy does not know (RFC 9110 §9.1), 505 for an HTTP version other than 1.x (§15.6.6),
-    /// 400 for the rest; `nil` for an error that is not about the bytes (the connection closes).
-    static func refusal(for error: any Error) -> (status: Int, reason: String)? {
-        switch error {
-        case is RequestDecoder.UnknownMethod: (501, "Not Implemented")
-        case HTTPParserError.invalidVersion: (505, "HTTP Version Not Supported")
-        case is HTTPParserError: (400, "Bad Request")
-        default: nil
+    /// Refuses bytes the parser could not take: with 501 for a method the proxy does not know
+    /// (RFC 9110 §9.1), 505 for an HTTP version other than 1.0 and 1.1 (§15.6.6), 431 for a
+    /// head over the limit, 400 for the rest — after the answers to the requests before them
+    /// (RFC 9112 §9.3.2 keeps the order; ``answered(context:keepAlive:)`` then sends it).
+    func refuse(_ error: RequestParseError, context: ChannelHandlerContext) {
+        proxy.logger.debug("refusing what a client sent: \(error)")
+        let reason = HTTPResponseStatus(statusCode: error.status).reasonPhrase
+        if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(status: error.status, reason: reason) {
+            refuseMalformed(status: status, reason: reason, context: context)
         }
     }
 

@@ -8,7 +8,7 @@ import WebCacheNIO
 /// handler of their own); WebSocket upgrades inside intercepted tunnels.
 extension ProxyHTTPHandler {
     /// Connects to the destination of a `CONNECT`, then replaces the HTTP handlers by a tunnel.
-    func openTunnel(context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func openTunnel(context: ChannelHandlerContext, head: RequestHead) {
         let destination: TunnelDestination
         switch proxy.tunnelDestination(for: head) {
         case .success(let allowed):
@@ -27,7 +27,7 @@ extension ProxyHTTPHandler {
 
     /// Connects to `destination`, then replaces the HTTP handlers by a byte-for-byte tunnel.
     fileprivate func connectTunnel(
-        context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination
+        context: ChannelHandlerContext, head: RequestHead, destination: TunnelDestination
     ) {
         state.startConnectingTunnel()
         whenUpstreamConnects(proxy.connectTunnel(to: destination, on: context.eventLoop), context: context) {
@@ -69,7 +69,7 @@ extension ProxyHTTPHandler {
         do {
             let (client, server) = TunnelHandler.pair()
             try upstream.pipeline.syncOperations.addHandler(server)
-            // Bytes the client sent early come out of the decoder as it leaves, without a
+            // Bytes the client sent early go through as the handler leaves, without a
             // read-complete to flush them.
             try handOver(context: context, to: client, established: established) { upstream.flush() }
             proxy.metrics.tunnels.increment()
@@ -81,31 +81,32 @@ extension ProxyHTTPHandler {
     }
 
     /// Leaves the connection to `handler`: adds it after this one, answers the `CONNECT` when
-    /// `established`, lets reading resume, and takes this handler and the request decoder out
-    /// (bytes the decoder still holds go to `handler`; `decoderRemoved` runs after).
+    /// `established`, hands it the bytes the client sent after the request (then `handedOn`
+    /// runs), lets reading resume, and takes this handler out.
     private func handOver(
         context: ChannelHandlerContext, to handler: any ChannelHandler, established: Bool,
-        decoderRemoved: (@Sendable () -> Void)? = nil
+        handedOn: (() -> Void)? = nil
     ) throws {
         let pipeline = context.pipeline.syncOperations
-        try pipeline.addHandler(handler)
+        try pipeline.addHandler(handler, position: .after(self))
         if established {
             context.writeAndFlush(
                 NIOAny(ByteBuffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
         }
         state.handedOver()
+        handedOver = true
+        let early = parser.takeUnparsedBytes()
+        if early.readableBytes > 0 { context.fireChannelRead(NIOAny(early)) }
+        handedOn?()
         context.read()
         pipeline.removeHandler(context: context, promise: nil)
-        let removed = context.eventLoop.makePromise(of: Void.self)
-        if let decoderRemoved { removed.futureResult.whenComplete { _ in decoderRemoved() } }
-        pipeline.removeHandler(decoder, promise: removed)
     }
 
     /// Intercepts a tunnel: once the host's certificate has verified (or the host cannot be
     /// reached, so only stored answers can be served) and a certificate is ready for it,
     /// answers the `CONNECT` and waits for the client's first bytes (``TunnelSniffer``).
     fileprivate func openInterceptedTunnel(
-        context: ChannelHandlerContext, head: HTTPRequestHead, destination: TunnelDestination,
+        context: ChannelHandlerContext, head: RequestHead, destination: TunnelDestination,
         interception: Interception
     ) {
         state.startConnectingTunnel()
@@ -167,7 +168,7 @@ extension ProxyHTTPHandler {
 
     /// Inside an intercepted tunnel, a WebSocket upgrade: connects to the destination over
     /// (verified) TLS, sends the request as it came, and splices the two; nothing is cached.
-    func spliceUpgrade(context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func spliceUpgrade(context: ChannelHandlerContext, head: RequestHead) {
         guard let tunnel, let interception = proxy.interception else { return }
         state.startHandingOver()
         let destination = TunnelDestination(host: tunnel.host, port: tunnel.port)
@@ -176,12 +177,8 @@ extension ProxyHTTPHandler {
         whenUpstreamConnects(connecting, context: context) { handler, context, result in
             switch result {
             case .success(let upstream):
-                var requestHead = ByteBuffer()
-                requestHead.writeString(
-                    "\(head.method.token) \(head.uri) HTTP/\(head.version.major).\(head.version.minor)\r\n")
-                for (name, value) in head.headers { requestHead.writeString("\(name): \(value)\r\n") }
-                requestHead.writeString("\r\n")
-                upstream.write(requestHead, promise: nil)
+                // The request as the client sent it, byte for byte.
+                upstream.write(head.bytes, promise: nil)
                 handler.becomeTunnel(context: context, upstream: upstream, established: false)
             case .failure(let error):
                 handler.state.tunnelFailed()

@@ -10,11 +10,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One client connection speaking HTTP/1.1: collects each request, answers what the store can
-/// answer on the spot, hands the rest to the engine on a task, and writes the answers — encoded
-/// here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer — streaming bodies
-/// that are still arriving. A request seen before gets the encoded answer sent then, while the
-/// engine confirms it stands (``ReplayCache``). A `CONNECT` turns the connection into a
+/// One client connection speaking HTTP/1.1: parses the bytes the client sends into requests
+/// (``RequestParser``, without SwiftNIO's HTTP decoder or a head of `String`s), answers what the
+/// store can answer on the spot, hands the rest to the engine on a task, and writes the answers
+/// — encoded here (`ByteBuffer.writeResponseHead`), head and whole body in one buffer —
+/// streaming bodies that are still arriving. A request seen before gets the encoded answer sent
+/// then, while the engine confirms it stands (``ReplayCache``). A `CONNECT` turns the connection into a
 /// tunnel, or — for a host the proxy intercepts HTTPS for — a TLS connection of its own whose
 /// requests are served by another such handler (``InterceptedTunnel``).
 ///
@@ -28,15 +29,15 @@ import Foundation
 /// not arrive in time and bytes that are not HTTP in `ProxyHTTPHandler+Malformed.swift`; the
 /// state they share with this file is module-internal for that reason only.
 final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     let proxy: CachingProxy
-    /// The request decoder in front, taken out when the connection becomes a tunnel.
-    let decoder: ByteToMessageHandler<RequestDecoder>
+    /// What the client has sent, as requests; what it sent after a `CONNECT` goes to the tunnel.
+    var parser: RequestParser
     /// The request whose head has arrived and whose end has not.
-    var head: HTTPRequestHead?
+    var head: RequestHead?
     private var body = ByteBuffer()
     var refusal: ProxyResponse?
     /// What the connection decides: see ``ConnectionState``.
@@ -55,51 +56,64 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var unended: UnendedBody?
     /// Where whole answers on this connection's loop wait to be flushed at the end of its tick.
     private var endOfTick: NIOLoopBound<EndOfTickFlushes>?
+    /// The connection was handed to a tunnel: this handler is on its way out.
+    var handedOver = false
 
-    init(proxy: CachingProxy, decoder: ByteToMessageHandler<RequestDecoder>, tunnel: InterceptedTunnel? = nil) {
+    init(proxy: CachingProxy, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
-        self.decoder = decoder
+        self.parser = RequestParser(limits: .init(headSize: proxy.configuration.maximumHeaderSize))
         self.tunnel = tunnel
         self.answers = tunnel == nil ? proxy.answers : proxy.tunnelAnswers
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
-        if case .head = part {
-            headDeadline?.cancel()
-            headDeadline = nil
-        }
-        if let now = state.receive(part) {
-            handle(now, context: context)
+        parser.append(unwrapInboundIn(data))
+        parseRequests(context: context)
+    }
+
+    /// Handles the parts of requests that have come, in order, until the parser needs more
+    /// bytes (or pauses for a tunnel, or the connection is handed over); refuses bytes that
+    /// are not a request.
+    func parseRequests(context: ChannelHandlerContext) {
+        do {
+            while !handedOver, let part = try parser.next() {
+                if case .head = part {
+                    headDeadline?.cancel()
+                    headDeadline = nil
+                }
+                if let now = state.receive(part) {
+                    handle(now, context: context)
+                }
+            }
+        } catch let error as RequestParseError {
+            refuse(error, context: context)
+        } catch {
+            context.fireErrorCaught(error)
         }
     }
 
-    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+    private func handle(_ part: RequestParser.Part, context: ChannelHandlerContext) {
         switch part {
         case .head(let requestHead):
             head = requestHead
             // A new empty buffer, not `clear()`: clearing the shared empty one allocates.
             body = ByteBuffer()
             refusal = nil
-            let size = Self.headSize(requestHead)
-            if size > proxy.configuration.maximumHeaderSize {
-                refusal = .error(
-                    431, "the request head is \(size) bytes; the limit is \(proxy.configuration.maximumHeaderSize)")
-            } else if let problem = RequestHeadChecks.hostProblem(requestHead) {
+            if let problem = RequestHeadChecks.hostProblem(requestHead) {
                 refusal = .error(400, problem)
             } else if let problem = tunnel?.hostProblem(requestHead) {
                 refusal = .error(421, problem)
-            } else if let length = RequestHeadChecks.declaredLength(requestHead),
+            } else if case .length(let length) = requestHead.framing,
                 length > proxy.configuration.maximumRequestBodySize
             {
                 refusal = .error(
                     413,
                     "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
-            } else if RequestHeadChecks.expectsContinue(requestHead) {
+            } else if requestHead.expectsContinue {
                 context.writeAndFlush(
                     wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
             }
-            if refusal != nil && RequestHeadChecks.expectsContinue(requestHead) {
+            if refusal != nil && requestHead.expectsContinue {
                 // The client waits for a 100 before it sends the body: the refusal goes now, in its
                 // place (RFC 9110 §10.1.1), and the connection closes after it.
                 head = nil
@@ -119,7 +133,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             head = nil
             if requestHead.method == .CONNECT && refusal == nil && tunnel == nil {
                 openTunnel(context: context, head: requestHead)
-            } else if tunnel != nil && refusal == nil && RequestHeadChecks.isWebSocketUpgrade(requestHead) {
+            } else if tunnel != nil && refusal == nil && requestHead.isWebSocketUpgrade {
                 spliceUpgrade(context: context, head: requestHead)
             } else {
                 respond(context: context, head: requestHead)
@@ -151,6 +165,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
+        // After a `CONNECT` or an upgrade nothing more is read until it is known whose the
+        // bytes are (a tunnel's, or HTTP's again).
+        if parser.isPaused {
+            state.holdRead()
+            return
+        }
         if state.readRequested() { context.read() }
     }
 
@@ -163,6 +183,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case is ChannelShouldQuiesceEvent:
             if state.quiesce(requestInProgress: head != nil) { context.close(promise: nil) }
         case ChannelEvent.inputClosed:
+            // A request cut short by the client's half-close is refused as bytes that are not
+            // HTTP would be, after the answers before it.
+            if parser.isMidRequest {
+                refuse(.malformed("the client ended its side in the middle of a request"), context: context)
+            }
             switch state.inputEnded() {
             case .close: context.close(promise: nil)
             case .closeAfterWrites: closeAfterWrites(context: context)
@@ -175,12 +200,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the
     /// store); runs everything else through the engine on a task and writes the answer.
-    func respond(context: ChannelHandlerContext, head: HTTPRequestHead) {
+    func respond(context: ChannelHandlerContext, head: RequestHead) {
         let requestBody = body
         body = ByteBuffer()
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
         let persistence = ConnectionPersistence(
-            for: head, closing: [400, 413, 431].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
+            for: head, closing: [400, 413].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
@@ -287,6 +312,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         while let part = state.nextWaitingPart() {
             handle(part, context: context)
         }
+        // A `CONNECT` or an upgrade answered without becoming a tunnel (refused, or an upgrade
+        // passed on as a plain request): what came after it is HTTP after all.
+        if parser.isPaused && !handedOver && state.phase == .reading {
+            parser.resume()
+            parseRequests(context: context)
+        }
         if state.headArrivedWhileAnswering(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
             startHeadDeadline(context: context)
         }
@@ -302,10 +333,5 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func closeAfterWrites(context: ChannelHandlerContext) {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in channel.close(promise: nil) }
-    }
-
-    /// The size of a request head as it came: request line and fields.
-    static func headSize(_ head: HTTPRequestHead) -> Int {
-        head.headers.reduce(head.uri.utf8.count + 16) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 }

@@ -1,28 +1,13 @@
-import HTTPCaching
-import NIOHTTP1
-
 /// Checks of a request head that RFC 9112 makes a server's duty, before anything is routed.
 enum RequestHeadChecks {
     /// Why the head's `Host` is unacceptable (RFC 9112 §3.2: a 400 for an HTTP/1.1 request
     /// without one, for more than one, and for an invalid value); `nil` when it is fine.
-    static func hostProblem(_ head: HTTPRequestHead) -> String? {
-        // Counted without gathering the values into an array: every request goes through it.
-        var count = 0
-        var host: String?
-        for field in head.headers where isHostName(field.name) {
-            count += 1
-            if host == nil { host = field.value }
-        }
-        guard count <= 1 else { return "the request has \(count) Host fields" }
-        guard let host else {
-            return head.version.major == 1 && head.version.minor >= 1 ? "an HTTP/1.1 request needs a Host field" : nil
+    static func hostProblem(_ head: RequestHead) -> String? {
+        guard head.hostFieldCount <= 1 else { return "the request has \(head.hostFieldCount) Host fields" }
+        guard let host = head.host else {
+            return head.version.minor >= 1 ? "an HTTP/1.1 request needs a Host field" : nil
         }
         return isAuthority(host) ? nil : "the Host field is not a valid host[:port]"
-    }
-
-    /// Whether a field name is `Host`, in any case.
-    static func isHostName(_ name: String) -> Bool {
-        name.equalsIgnoringASCIICase("host")
     }
 
     /// `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): a bracketed IP literal, or
@@ -76,32 +61,5 @@ enum RequestHeadChecks {
             true
         default: false
         }
-    }
-
-    /// Whether the client waits for `100 Continue` before sending its body (RFC 9110 §10.1.1).
-    static func expectsContinue(_ head: HTTPRequestHead) -> Bool {
-        head.version.major == 1 && head.version.minor >= 1
-            && head.headers["Expect"].contains { value in
-                value.lowercased().split(separator: ",").contains {
-                    $0.filter { $0 != " " && $0 != "\t" } == "100-continue"
-                }
-            }
-    }
-
-    /// Whether the request asks to switch to WebSocket (RFC 6455 §4.1): a GET with
-    /// `Upgrade: websocket` and `Connection: upgrade`.
-    static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.method == .GET
-            && head.headers["Upgrade"].contains { $0.lowercased().contains("websocket") }
-            && head.headers["Connection"].contains {
-                $0.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "upgrade" }
-            }
-    }
-
-    /// The `Content-Length` the head declares, when it is one valid number.
-    static func declaredLength(_ head: HTTPRequestHead) -> Int? {
-        let values = head.headers["Content-Length"]
-        guard values.count == 1 else { return nil }
-        return Int(values[0])
     }
 }

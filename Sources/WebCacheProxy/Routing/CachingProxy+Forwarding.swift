@@ -27,11 +27,12 @@ package enum ProxyRouting: Sendable {
 extension CachingProxy {
     /// Turns a client request into a cache request, or answers it when it is for the proxy
     /// itself or cannot go anywhere.
-    package func route(
-        _ head: HTTPRequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil
+    func route(
+        _ head: RequestHead, body: ByteBuffer, fromLoopback: Bool = true, tunnel: InterceptedTunnel? = nil
     ) -> ProxyRouting {
+        let uri = head.uri
         // Inside a tunnel the path is the origin's, never the proxy's own.
-        if tunnel == nil, let metricsPath = configuration.metricsPath, head.method == .GET, head.uri == metricsPath {
+        if tunnel == nil, let metricsPath = configuration.metricsPath, head.method == .GET, uri == metricsPath {
             guard fromLoopback else { return .answered(.error(403, "the metrics are for clients on this machine")) }
             var response = HTTPResponse(status: .ok)
             response.headerFields[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -44,14 +45,14 @@ extension CachingProxy {
                             metrics.exposition(
                                 engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
         }
-        guard let method = HTTPRequest.Method(head.method.token) else {
+        guard let method = HTTPRequest.Method(head.methodName) else {
             return .answered(.error(400, "invalid method"))
         }
         let target: URL
         var request: HTTPRequest
         if let tunnel {
-            guard let url = tunnel.url(for: head.uri) else {
-                return .answered(.error(400, "cannot route \(head.uri) inside a tunnel to \(tunnel.authority)"))
+            guard let url = tunnel.url(for: uri) else {
+                return .answered(.error(400, "cannot route \(uri) inside a tunnel to \(tunnel.authority)"))
             }
             guard destinationAllowed(host: tunnel.host) else {
                 return .answered(.error(403, "\(tunnel.host) is not an allowed destination"))
@@ -59,15 +60,15 @@ extension CachingProxy {
             target = url
             request = HTTPRequest(method: method, url: url)
         } else if configuration.upstream != nil {
-            guard let reverse = reverseTarget(head.uri) else {
-                return .answered(.error(400, "cannot route \(head.uri): invalid target"))
+            guard let reverse = reverseTarget(uri) else {
+                return .answered(.error(400, "cannot route \(uri): invalid target"))
             }
             target = reverse.url
             request = HTTPRequest(
                 method: method, scheme: upstreamScheme, authority: upstreamAuthority, path: reverse.path)
         } else {
-            guard let forward = forwardTarget(head.uri) else {
-                return .answered(.error(400, "cannot route \(head.uri): forward mode needs an absolute http URL"))
+            guard let forward = forwardTarget(uri) else {
+                return .answered(.error(400, "cannot route \(uri): forward mode needs an absolute http URL"))
             }
             guard destinationAllowed(forward) else {
                 return .answered(.error(403, "\(forward.host ?? "this host") is not an allowed destination"))
@@ -75,9 +76,9 @@ extension CachingProxy {
             target = forward
             request = HTTPRequest(method: method, url: forward)
         }
-        for header in head.headers {
-            guard let name = HTTPField.Name(header.name), name.canonicalName != "host" else { continue }
-            request.headerFields.append(HTTPField(name: name, value: header.value))
+        for (index, field) in head.fields.enumerated() where !head.fieldName(at: index, is: "host") {
+            guard let name = HTTPField.Name(head.name(of: field)) else { continue }
+            request.headerFields.append(HTTPField(name: name, value: head.value(of: field)))
         }
         request.headerFields = MessageFields.removingHopByHop(request.headerFields)
         request.headerFields[.via] = appendingVia(request.headerFields[.via], version: head.version)
@@ -95,7 +96,7 @@ extension CachingProxy {
     /// fresh answer) and its status, and for one range of a body sent from its file the head's
     /// fields without the range's own, for ``remember(_:terms:status:rangeFields:for:in:)``.
     func storedAnswer(
-        for request: HTTPRequest, url: URL, clientHead: HTTPRequestHead, persistence: ConnectionPersistence,
+        for request: HTTPRequest, url: URL, clientHead: RequestHead, persistence: ConnectionPersistence,
         allocator: ByteBufferAllocator
     ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int, rangeFields: ByteBuffer?)? {
         // The encoding the engine agreed to share, found while it decided.
@@ -282,10 +283,11 @@ extension CachingProxy {
                 return
             }
         }
+        // Kept with bytes of its own: the head it came with shares the memory of a read.
         answers.remember(
             RecordedAnswer(
                 wire: wire, status: status, terms: terms, selectingFields: selectingFields, rangeValue: rangeValue),
-            for: identity)
+            for: identity.detached())
     }
 
     /// The client-specific fields of `identity`'s request that chose the answer under `terms`,

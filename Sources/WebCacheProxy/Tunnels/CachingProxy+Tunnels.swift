@@ -13,16 +13,17 @@ import Foundation
 
 extension CachingProxy {
     /// Where a `CONNECT` goes, if it may: forward mode only, `host:port`, an allowed destination.
-    func tunnelDestination(for head: HTTPRequestHead) -> Result<TunnelDestination, ProxyRefusal> {
+    func tunnelDestination(for head: RequestHead) -> Result<TunnelDestination, ProxyRefusal> {
         guard configuration.upstream == nil else {
             return .failure(ProxyRefusal(response: .error(405, "CONNECT is only for forward mode")))
         }
-        guard let colon = head.uri.lastIndex(of: ":"), let port = Int(head.uri[head.uri.index(after: colon)...]),
+        let target = head.uri
+        guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]),
             (1...65535).contains(port)
         else {
-            return .failure(ProxyRefusal(response: .error(400, "CONNECT needs host:port, not \(head.uri)")))
+            return .failure(ProxyRefusal(response: .error(400, "CONNECT needs host:port, not \(target)")))
         }
-        var host = String(head.uri[..<colon])
+        var host = String(target[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, destinationAllowed(host: host) else {
             return .failure(ProxyRefusal(response: .error(403, "\(host) is not an allowed destination")))

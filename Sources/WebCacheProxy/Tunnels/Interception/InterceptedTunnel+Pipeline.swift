@@ -15,15 +15,12 @@ extension InterceptedTunnel {
                 // sent its close_notify, would wait out its shutdown timeout for one that never
                 // comes, holding the connection).
                 try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
-                let decoder = ByteToMessageHandler(RequestDecoder())
                 let pipeline = context.pipeline.syncOperations
                 try pipeline.addHandler(NIOSSLServerHandler(context: tls), position: .after(context.handler))
                 let server = try pipeline.handler(type: NIOSSLServerHandler.self)
                 try pipeline.addHandler(FileRegionReader(), position: .after(server))
                 let reader = try pipeline.handler(type: FileRegionReader.self)
-                try pipeline.addHandler(decoder, position: .after(reader))
-                try pipeline.addHandler(
-                    ProxyHTTPHandler(proxy: proxy, decoder: decoder, tunnel: tunnel), position: .after(decoder))
+                try pipeline.addHandler(ProxyHTTPHandler(proxy: proxy, tunnel: tunnel), position: .after(reader))
                 proxy.metrics.interceptedTunnels.increment()
             },
             passThrough: { context, sniffer in

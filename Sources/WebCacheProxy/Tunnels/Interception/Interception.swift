@@ -83,8 +83,8 @@ package struct InterceptedTunnel: Sendable {
 
     /// Why `head` may not go through this tunnel: a `Host` naming another authority (a request
     /// smuggled to another site under this one's certificate).
-    func hostProblem(_ head: HTTPRequestHead) -> String? {
-        guard let host = head.headers.first(name: "host") else { return nil }
+    func hostProblem(_ head: RequestHead) -> String? {
+        guard let host = head.host else { return nil }
         guard names(host) else { return "the Host \(host) is not the tunnel's destination \(authority)" }
         return nil
     }
