@@ -96,6 +96,42 @@ struct ProxyFramingTests {
         }
     }
 
+    @Test(
+        "a request that comes once an answer is whole, while its entry is still on its way into the index, waits for the entry and is a hit (RFC 9211 §2.1)"
+    )
+    func hitBehindTheCommit() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/a") { _ in .text("whole", headers: [("Cache-Control", "max-age=600")]) }
+            // The entry is held on its way into the index until the second request has been sent,
+            // and a moment more: it comes while the first answer is whole and not yet stored.
+            let secondSent = DispatchSemaphore(value: 0)
+            let held = Locked(false)
+            let hold: @Sendable ([String]) -> Void = { urls in
+                guard urls.contains(where: { $0.hasSuffix("/a") }),
+                    !held.withLock({ held in
+                        defer { held = true }
+                        return held
+                    })
+                else { return }
+                _ = secondSent.wait(timeout: .now() + .seconds(5))
+                usleep(100_000)
+            }
+            try await ProxyTests.withProxy(origin, adjust: { $0.store.beforeWritingRows = hold }) { port, _ in
+                let first = try await RawHTTPClient.exchange(
+                    port: port, "GET /a HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                #expect(first.hasSuffix("whole") && first.contains("fwd=uri-miss"), "\(first)")
+                let second = try RawHTTPClient.sendWithoutReading(
+                    port: port, "GET /a HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                defer { RawHTTPClient.close(second) }
+                secondSent.signal()
+                let answer = RawHTTPClient.receiveUntilClosed(second, timeout: 10) ?? ""
+                #expect(answer.hasSuffix("whole"), "\(answer)")
+                #expect(answer.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(answer)")
+                #expect(origin.count("/a") == 1)
+            }
+        }
+    }
+
     @Test("a body the origin sends chunked streams chunked, and comes from the cache with its length")
     func chunkedBodies() async throws {
         try await TestOrigin.with { origin in

@@ -100,8 +100,17 @@ extension HTTPCache {
             return try await forwardUnsafe(request, body: body, url: url, interim: interim)
         case .fetch(let outgoing, let key, let url, let forward):
             count { $0.misses += 1 }
-            return try await fetchAndRespond(
-                outgoing, key: key, url: url, forward: forward, policy: policy, interim: interim)
+            let response = try await fetchAndRespond(
+                outgoing, key: key, url: url, forward: forward, policy: policy, interim: interim
+            ) { [self] in
+                // Decided again once the fetch it joined is stored: a hit (counted as one) for
+                // the request as the client sent it.
+                guard case .answer(let stored)? = try? plan(request, url: url, mode: mode) else { return nil }
+                return stored
+            }
+            // Answered from the store after all: counted as the hit it is, not as a miss.
+            if response.isFromCache { count { $0.misses -= 1 } }
+            return response
         case .revalidate(let entry, let url, let decision):
             count { $0.revalidations += 1 }
             return try await revalidate(entry, request: request, url: url, decision: decision, policy: policy)

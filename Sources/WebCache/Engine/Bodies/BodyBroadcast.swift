@@ -54,6 +54,8 @@ final class BodyBroadcast: Sendable {
         /// The first chunk that may still be in memory.
         var nextToLetGo = 0
         var finished = false
+        /// The origin's stream ended with every byte: what is left is storing it.
+        var arrivedWhole = false
         var failure: (any Error)?
         var waiting: [CheckedContinuation<Data?, any Error>] = []
 
@@ -166,6 +168,17 @@ final class BodyBroadcast: Sendable {
             state.spillChunks()
             state.letGo()
         }
+    }
+
+    /// The origin's stream has ended with every byte of the body; ``finish()`` follows once it is
+    /// stored (or not).
+    func arrivedWhole() {
+        state.withLock { $0.arrivedWhole = true }
+    }
+
+    /// Whether the whole body has arrived from the origin (it may not be stored yet).
+    var hasArrivedWhole: Bool {
+        state.withLock { $0.arrivedWhole }
     }
 
     /// Ends the body.

@@ -75,9 +75,15 @@ extension HTTPCache {
     /// A miss (or a reload): one coalesced origin fetch, stored if allowed. The response is
     /// answered as soon as its head arrives; the body streams to every request that joined the
     /// fetch while it is written to the store.
+    ///
+    /// A request that joins a fetch whose body has all arrived, and is only being stored, is
+    /// answered by `onceStored` after the commit when it gives an answer (the caller's own
+    /// decision from the store: a hit, as the request was never forwarded, RFC 9211 §2.1) —
+    /// so a request that follows a whole answer is told it was a hit whatever the index
+    /// writer's timing.
     func fetchAndRespond(
         _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy,
-        interim: InterimResponseHandler? = nil
+        interim: InterimResponseHandler? = nil, onceStored: (() -> CacheResponse?)? = nil
     ) async throws -> CacheResponse {
         if let arriving = await rangeOfArrivingBody(request, key: key, url: url) { return arriving }
         var (result, collapsed): (StreamedFetch, Bool)
@@ -106,6 +112,10 @@ extension HTTPCache {
                 .offlineMiss, "\(url.absoluteString) is not cached and the origin is unreachable", cause: error)
         } catch let error as OriginError {
             throw CacheError(.originFailed, "fetching \(url.absoluteString) failed", cause: error)
+        }
+        if collapsed, result.storing != nil, let onceStored, result.body.hasArrivedWhole {
+            await result.body.ended()
+            if let stored = onceStored() { return stored }
         }
         var status = CacheStatus(
             cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
@@ -220,6 +230,7 @@ extension HTTPCache {
                 }
             }
             do {
+                if plan.expectedLength == nil || plan.expectedLength == received { body.arrivedWhole() }
                 if let expected = plan.expectedLength, received != expected {
                     logger.debug(
                         "not storing \(url?.absoluteString ?? "?"): \(received) body bytes where \(expected) were announced"
