@@ -102,6 +102,15 @@ enum HeadParsing {
             else {
                 throw RequestParseError.malformed("a request target that is neither a path nor an absolute URL")
             }
+            // The authority, up to the path or the query: host characters (and userinfo).
+            var end = index + 3
+            while end < target.count, target[end] != UInt8(ascii: "/"), target[end] != UInt8(ascii: "?") {
+                guard isAuthorityByte(target[end]) || target[end] == UInt8(ascii: "@") else {
+                    throw RequestParseError.malformed("an absolute URL whose host is not a host")
+                }
+                end += 1
+            }
+            guard end > index + 3 else { throw RequestParseError.malformed("an absolute URL without a host") }
         }
     }
 

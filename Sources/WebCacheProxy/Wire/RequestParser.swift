@@ -325,7 +325,15 @@ package struct RequestParser {
         try buffer.withUnsafeReadableBytes { raw in
             var index = 0
             while index < end - 2 {
-                index = try HeadParsing.field(in: raw, at: index).next
+                let (span, next) = try HeadParsing.field(in: raw, at: index)
+                // RFC 9110 §6.5.1: no framing fields among the trailers.
+                let name = UnsafeRawBufferPointer(rebasing: raw[span.name])
+                if RequestHead.equalsIgnoringCase(name, "transfer-encoding")
+                    || RequestHead.equalsIgnoringCase(name, "content-length")
+                {
+                    throw RequestParseError.malformed("a framing field among the trailers")
+                }
+                index = next
             }
         }
         buffer.moveReaderIndex(forwardBy: end)
