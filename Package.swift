@@ -201,6 +201,16 @@ let package = Package(
             path: "Benchmarks/ForwardingFloor"
         ),
         .executableTarget(
+            name: "seek-floor",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/SeekFloor"
+        ),
+        .executableTarget(
             name: "webcache-fuzz",
             dependencies: [
                 "HTTPCaching", "WebCacheTestSupport", "WebCacheProxy",

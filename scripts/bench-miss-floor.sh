@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What a miss costs above forwarding alone. Every request names a new URL (as WORKLOAD=miss of
 # the shared harness), and four servers in turn forward it to the same static nginx origin:
+#   raw          forwarding-floor --decoder none: SwiftNIO's channels alone, no HTTP codec (byte searches)
 #   floor        forwarding-floor: SwiftNIO parsing both legs, nothing else (no cache, no task)
 #   nginx        nginx proxy_pass with kept-alive upstream connections, no cache
 #   forwarded    WebCache, the origin answering `Cache-Control: no-store` (decided, not stored)
@@ -53,8 +54,10 @@ run() {
   local name=$1 target=$2 port server_pids=() before after out
   port=$(free_port)
   case $name in
-    floor)
-      taskset -c 0 "$floor" --port "$port" --upstream "$origin_port" >"$work/floor.log" 2>&1 &
+    floor | raw)
+      decoder=nio
+      [ "$name" != raw ] || decoder=none
+      taskset -c 0 "$floor" --port "$port" --upstream "$origin_port" --decoder "$decoder" >"$work/floor.log" 2>&1 &
       server_pids=($!) ;;
     nginx)
       nginx_config front <<CONF
@@ -84,11 +87,11 @@ CONF
   result=$(wrk_figures "$name" "$out" "$before" "$after")
 }
 
-echo "| size | floor (SwiftNIO) | nginx proxy_pass | WebCache forwarded (no-store) | WebCache stored |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| size | raw floor (SwiftNIO, no codec) | floor (SwiftNIO) | nginx proxy_pass | WebCache forwarded (no-store) | WebCache stored |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for size in $SIZES; do
   row="| $size"
-  for name in floor nginx forwarded stored; do
+  for name in raw floor nginx forwarded stored; do
     target="/$size.bin"
     [ "$name" != forwarded ] || target="/ns/$size.bin"
     run "$name" "$target"
