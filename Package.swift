@@ -64,9 +64,18 @@ let package = Package(
             ]
         ),
         .target(
+            name: "HTTPWire",
+            dependencies: [
+                // HTTP/1.1 on the wire: the proxy's request parser and its origin client's
+                // response parser, on SwiftNIO's byte buffers.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "WebCacheNIO",
             dependencies: [
-                "WebCache", "HTTPCaching",
+                "WebCache", "HTTPCaching", "HTTPWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -98,7 +107,8 @@ let package = Package(
             name: "WebCacheProxy",
             dependencies: [
                 // Not WebCacheStore: the store stays behind the engine.
-                "WebCache", "WebCacheNIO", "HTTPCaching", "WebCacheTLS", "CProcessorAffinity", "CUnnamedFiles",
+                "WebCache", "WebCacheNIO", "HTTPCaching", "HTTPWire", "WebCacheTLS", "CProcessorAffinity",
+                "CUnnamedFiles",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -213,7 +223,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-fuzz",
             dependencies: [
-                "HTTPCaching", "WebCacheTestSupport", "WebCacheProxy",
+                "HTTPCaching", "WebCacheTestSupport", "HTTPWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -225,8 +235,8 @@ let package = Package(
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
-                "HTTPCaching", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheProxy",
-                "WebCacheStore",
+                "HTTPCaching", "HTTPWire", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient",
+                "WebCacheProxy", "WebCacheStore",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -266,9 +276,19 @@ let package = Package(
             dependencies: ["WebCache", "HTTPCaching", "WebCacheTestSupport"]
         ),
         .testTarget(
+            name: "HTTPWireTests",
+            dependencies: [
+                "HTTPWire", "WebCacheTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "WebCacheProxyTests",
             dependencies: [
-                "WebCacheProxy", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML", "HTTPCaching",
+                "WebCacheProxy", "HTTPWire", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient", "WebCacheYAML",
+                "HTTPCaching",
                 "WebCacheStore", "WebCacheTLS",
                 "WebCacheTestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

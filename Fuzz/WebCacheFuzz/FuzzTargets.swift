@@ -11,7 +11,9 @@ import Foundation
 /// each checked on arbitrary bytes: none may crash or trap, and each states a property that must
 /// hold of what it accepts.
 enum FuzzTargets {
-    static let names = ["cache-control", "http-date", "vary", "range", "proxy-request", "request-parser"]
+    static let names = [
+        "cache-control", "http-date", "vary", "range", "proxy-request", "request-parser", "response-parser",
+    ]
 
     static func run(_ name: String, _ bytes: UnsafeRawBufferPointer) {
         let text = String(decoding: bytes, as: UTF8.self)
@@ -22,6 +24,7 @@ enum FuzzTargets {
         case "range": range(text, bytes: bytes)
         case "proxy-request": ProxyRequestTarget.run(bytes)
         case "request-parser": RequestParserTarget.run(bytes)
+        case "response-parser": ResponseParserTarget.run(bytes)
         default: fatalError("unknown fuzz target \(name); one of \(names.joined(separator: ", "))")
         }
     }

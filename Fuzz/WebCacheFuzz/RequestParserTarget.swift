@@ -1,7 +1,7 @@
+import HTTPWire
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
-import WebCacheProxy
 
 /// The proxy's request parser beside SwiftNIO's (llhttp) on the same bytes: whatever requests
 /// the proxy's parser reads whole, SwiftNIO's reads the same — method, target, version, fields

@@ -1,5 +1,7 @@
+import HTTPWire
 import NIOCore
 import Testing
+import WebCacheTestSupport
 
 @testable import WebCacheProxy
 

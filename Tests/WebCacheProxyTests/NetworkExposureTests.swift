@@ -1,4 +1,5 @@
 import Foundation
+import HTTPWire
 import NIOCore
 import Testing
 import WebCache

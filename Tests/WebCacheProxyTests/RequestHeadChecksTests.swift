@@ -1,5 +1,7 @@
+import HTTPWire
 import NIOHTTP1
 import Testing
+import WebCacheTestSupport
 
 @testable import WebCacheProxy
 

@@ -1,4 +1,6 @@
+import HTTPWire
 import Testing
+import WebCacheTestSupport
 
 @testable import WebCacheProxy
 

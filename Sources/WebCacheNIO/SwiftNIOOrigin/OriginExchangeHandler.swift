@@ -1,6 +1,6 @@
 import HTTPTypes
+import HTTPWire
 import NIOCore
-import NIOHTTP1
 import WebCache
 
 #if canImport(FoundationEssentials)
@@ -9,12 +9,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One exchange at a time on a connection to an origin: writes the request, hands interim
-/// responses to their handler, completes the head, streams the body, and says at the end
-/// whether the connection may carry another request.
+/// One exchange at a time on a connection to an origin: writes the request (its head encoded by
+/// ``SwiftNIOOrigin/requestHead(_:endpoint:bodyLength:)``), parses what comes back
+/// (``ResponseParser``, not SwiftNIO's HTTP decoder), hands interim responses to their handler,
+/// completes the head, streams the body, and says at the end whether the connection may carry
+/// another request.
 final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     /// What one exchange reports to, all on the connection's event loop.
     struct Exchange: Sendable {
@@ -53,6 +55,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private var context: ChannelHandlerContext?
     private var exchange: Exchange?
+    private var parser = ResponseParser()
     private var headReceived = false
     private var received = 0
     private var keepAlive = false
@@ -74,8 +77,9 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         self.context = nil
     }
 
-    /// Sends `head` (and `body`) and reports the response to `exchange`. On the event loop.
-    func start(_ head: HTTPRequestHead, body: ByteBuffer?, exchange: Exchange) {
+    /// Sends `head` (and `body`) and reports the response to `exchange`; `toHEAD` when the
+    /// request is a `HEAD` (no body follows the response's head). On the event loop.
+    func start(_ head: ByteBuffer, body: ByteBuffer?, toHEAD: Bool, exchange: Exchange) {
         guard let context, context.channel.isActive, lastError == nil else {
             // Closed meanwhile, or failed before the request (a TLS handshake starts on connect).
             let error = lastError ?? Failure.closedBeforeHead
@@ -87,10 +91,9 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         self.exchange = exchange
         headReceived = false
         received = 0
-        keepAlive = head.isKeepAlive
+        keepAlive = true
+        parser.expectResponse(toHEAD: toHEAD)
         armTimer(exchange.timeout, receivingBody: false)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if let body, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         let written = context.eventLoop.makePromise(of: Void.self)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         written.futureResult.whenFailure { error in
@@ -98,21 +101,41 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             handler.lastError = handler.lastError ?? error
             if !context.channel.isActive { handler.fail(error, context: context) }
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        if let body, body.readableBytes > 0 {
+            context.write(wrapOutboundOut(head), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(body), promise: written)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(head), promise: written)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let exchange else { return }
-        switch unwrapInboundIn(data) {
-        case .head(let head) where (100..<200).contains(head.status.code):
-            guard head.status.code != 101 else {
+        guard exchange != nil else {
+            // Bytes no request asked for: the connection cannot be trusted with another.
+            context.close(promise: nil)
+            return
+        }
+        parser.append(unwrapInboundIn(data))
+        do {
+            while let exchange, let part = try parser.next() {
+                handle(part, of: exchange, context: context)
+            }
+        } catch {
+            fail(error, context: context)
+        }
+    }
+
+    private func handle(_ part: ResponseParser.Part, of exchange: Exchange, context: ChannelHandlerContext) {
+        switch part {
+        case .head(let head) where head.isInterim:
+            guard head.status != 101 else {
                 fail(Failure.switchingProtocols, context: context)
                 return
             }
             exchange.interim?(Self.response(head))
         case .head(let head):
             headReceived = true
-            keepAlive = keepAlive && head.isKeepAlive
+            keepAlive = keepAlive && head.keepAlive
             armTimer(exchange.timeout, receivingBody: true)
             exchange.head.succeed(Self.response(head))
         case .body(let buffer):
@@ -134,6 +157,10 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // A body delimited by the close (no length, not chunked) is whole now.
+        if let exchange, headReceived, case .end? = try? parser.connectionClosed() {
+            handle(.end, of: exchange, context: context)
+        }
         if exchange != nil {
             // An error that explains the close may come right after it (TLS): give it that tick.
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -193,13 +220,16 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         timer = nil
     }
 
-    private static func response(_ head: HTTPResponseHead) -> HTTPResponse {
+    /// The head as HTTPTypes gives it to the engine.
+    private static func response(_ head: ResponseHead) -> HTTPResponse {
         var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)  // grown one field at a time, it reallocated several times
-        for (name, value) in head.headers {
-            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        fields.reserveCapacity(head.fields.count)  // grown one field at a time, it reallocated several times
+        for field in head.fields {
+            if let name = HTTPField.Name(head.string(field.name)) {
+                fields.append(HTTPField(name: name, value: head.string(field.value)))
+            }
         }
         return HTTPResponse(
-            status: .init(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase), headerFields: fields)
+            status: .init(code: head.status, reasonPhrase: head.string(head.reason)), headerFields: fields)
     }
 }

@@ -1,8 +1,8 @@
 import HTTPCaching
 import HTTPTypes
+import HTTPWire
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import WebCache
@@ -149,7 +149,7 @@ public final class SwiftNIOOrigin: OriginFetching {
 
     /// Runs one exchange on `connection`; returns once the final head is in.
     private func exchange(
-        _ head: HTTPRequestHead, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
+        _ head: ByteBuffer, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
         request: HTTPRequest,
         interim: InterimResponseHandler?
     ) async throws -> OriginStream {
@@ -169,7 +169,7 @@ public final class SwiftNIOOrigin: OriginFetching {
                 if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
             })
         loop.execute {
-            connection.handler.value.start(head, body: body, exchange: exchange)
+            connection.handler.value.start(head, body: body, toHEAD: request.method == .head, exchange: exchange)
         }
         return OriginStream(head: try await headPromise.futureResult.get(), body: stream)
     }
@@ -191,11 +191,6 @@ public final class SwiftNIOOrigin: OriginFetching {
                             NIOSSLClientHandler(
                                 context: tls, serverHostname: endpoint.hostIsAddress ? nil : endpoint.host))
                     }
-                    try pipeline.addHandler(HTTPRequestEncoder())
-                    try pipeline.addHandler(
-                        ByteToMessageHandler(
-                            HTTPResponseDecoder(
-                                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
                     let handler = OriginExchangeHandler()
                     try pipeline.addHandler(handler)
                     added.withLockedValue { $0 = NIOLoopBound(handler, eventLoop: channel.eventLoop) }
@@ -212,24 +207,34 @@ public final class SwiftNIOOrigin: OriginFetching {
         return OriginConnection(channel: channel, handler: handler)
     }
 
-    /// The request head as it goes to the origin: origin-form target, `Host` for the endpoint
-    /// (whatever `Host` the request carried), `Content-Length` for a body.
-    static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> HTTPRequestHead {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(request.headerFields.count + 2)  // with Host and Content-Length
-        headers.add(name: "Host", value: endpoint.authority)
+    /// The request head as it goes to the origin, encoded: origin-form target, `Host` for the
+    /// endpoint (whatever `Host` the request carried), `Content-Length` for a body. HTTPTypes
+    /// has made every field value safe to send (no CR, LF or NUL).
+    static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> ByteBuffer {
+        let target = request.path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+        var head = ByteBufferAllocator().buffer(capacity: 256 + 64 * request.headerFields.count)
+        head.writeString(request.method.rawValue)
+        head.writeStaticString(" ")
+        head.writeString(target)
+        head.writeStaticString(" HTTP/1.1\r\nHost: ")
+        head.writeString(endpoint.authority)
+        head.writeStaticString("\r\n")
         for field in request.headerFields
         where field.name.canonicalName != "host" && field.name != .contentLength && field.name != .transferEncoding {
-            headers.add(name: field.name.rawName, value: field.value)
+            head.writeString(field.name.rawName)
+            head.writeStaticString(": ")
+            head.writeString(field.value)
+            head.writeStaticString("\r\n")
         }
         if let bodyLength {
-            headers.add(name: "Content-Length", value: String(bodyLength))
+            head.writeStaticString("Content-Length: ")
+            head.writeString(String(bodyLength))
+            head.writeStaticString("\r\n")
         } else if ![HTTPRequest.Method.get, .head, .options, .trace].contains(request.method) {
-            headers.add(name: "Content-Length", value: "0")
+            head.writeStaticString("Content-Length: 0\r\n")
         }
-        let target = request.path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
-        return HTTPRequestHead(
-            version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: target, headers: headers)
+        head.writeStaticString("\r\n")
+        return head
     }
 
     /// Whether a kept-alive connection was closed or reset under a request, before any answer.
@@ -258,8 +263,8 @@ public final class SwiftNIOOrigin: OriginFetching {
         switch error {
         case let error as OriginError:
             return error
-        case is HTTPParserError, is NIOHTTPDecoderError:
-            return OriginError(.invalidResponse, "\(name) sent a malformed response (\(error))", cause: error)
+        case let error as HTTPParseError:
+            return OriginError(.invalidResponse, "\(name) sent a malformed response (\(error.reason))", cause: error)
         case OriginExchangeHandler.Failure.tooLarge, OriginExchangeHandler.Failure.switchingProtocols:
             return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
         case let failure as OriginExchangeHandler.Failure:

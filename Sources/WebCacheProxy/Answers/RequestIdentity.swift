@@ -1,3 +1,4 @@
+import HTTPWire
 import NIOCore
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HTTPWire
 import NIOCore
 import NIOHTTP1
 

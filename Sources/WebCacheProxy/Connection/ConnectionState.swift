@@ -1,3 +1,4 @@
+import HTTPWire
 import NIOCore
 
 /// The decisions of one client connection as a value: which request parts are handled now and

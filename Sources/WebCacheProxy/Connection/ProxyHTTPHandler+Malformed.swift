@@ -1,3 +1,4 @@
+import HTTPWire
 import NIOCore
 import NIOHTTP1
 
@@ -45,7 +46,7 @@ extension ProxyHTTPHandler {
     /// (RFC 9110 §9.1), 505 for an HTTP version other than 1.0 and 1.1 (§15.6.6), 431 for a
     /// head over the limit, 400 for the rest — after the answers to the requests before them
     /// (RFC 9112 §9.3.2 keeps the order; ``answered(context:keepAlive:)`` then sends it).
-    func refuse(_ error: RequestParseError, context: ChannelHandlerContext) {
+    func refuse(_ error: HTTPParseError, context: ChannelHandlerContext) {
         proxy.logger.debug("refusing what a client sent: \(error)")
         let reason = HTTPResponseStatus(statusCode: error.status).reasonPhrase
         if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(status: error.status, reason: reason) {

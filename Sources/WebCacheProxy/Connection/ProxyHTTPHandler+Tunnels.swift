@@ -1,3 +1,4 @@
+import HTTPWire
 import NIOCore
 import NIOHTTP1
 import NIOSSL

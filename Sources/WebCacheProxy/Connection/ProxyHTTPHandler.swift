@@ -1,3 +1,4 @@
+import HTTPWire
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -85,7 +86,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     handle(now, context: context)
                 }
             }
-        } catch let error as RequestParseError {
+        } catch let error as HTTPParseError {
             refuse(error, context: context)
         } catch {
             context.fireErrorCaught(error)

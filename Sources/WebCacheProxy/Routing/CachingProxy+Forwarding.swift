@@ -1,5 +1,6 @@
 import HTTPCaching
 import HTTPTypes
+import HTTPWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,4 +1,5 @@
 import HTTPCaching
+import HTTPWire
 import NIOHTTP1
 import WebCacheTLS
 

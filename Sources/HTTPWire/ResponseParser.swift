@@ -1,0 +1,149 @@
+import NIOCore
+import NIOHTTP1
+
+/// A strict, incremental HTTP/1.1 response parser (RFC 9112) for the proxy's origin leg: bytes go
+/// in as they are read, and come out as interim heads, a final head, the body's bytes and the end
+/// of each response — the counterpart of ``RequestParser``, with the same strictness about
+/// lines and fields, and the response's own framing rules: no body after HEAD, 1xx, 204 and 304;
+/// `chunked` when `Transfer-Encoding` ends in it (never beside `Content-Length`); else the
+/// `Content-Length`; else everything until the origin closes.
+///
+/// Before each response, say whether its request was `HEAD` (``expectResponse(toHEAD:)``). After a
+/// response that closes the connection, what follows is ignored. Heads and body chunks are
+/// slices of the bytes read.
+package struct ResponseParser {
+    package enum Part {
+        /// An interim (1xx) or final head.
+        case head(ResponseHead)
+        case body(ByteBuffer)
+        case end
+    }
+
+    private enum State {
+        case head
+        case endDue
+        case body(remaining: Int)
+        case untilClose
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        /// After a response that closes the connection: what follows is ignored.
+        case closing
+        case failed
+    }
+
+    private let headSizeLimit: Int
+    private var lines = LineScanner()
+    private var state = State.head
+    private var toHEAD = false
+    /// What the parser does once the response whose parts are being returned ends.
+    private var afterEnd = State.head
+
+    /// A parser that refuses heads longer than `headSizeLimit` bytes.
+    package init(headSizeLimit: Int = 64 << 10) {
+        self.headSizeLimit = headSizeLimit
+    }
+
+    /// The next response answers a `HEAD` (no body follows its head) or not.
+    package mutating func expectResponse(toHEAD: Bool) {
+        self.toHEAD = toHEAD
+    }
+
+    /// Adds bytes read from the origin.
+    package mutating func append(_ bytes: ByteBuffer) {
+        lines.append(bytes)
+    }
+
+    /// Whether a response has begun and not ended (bytes of it came, or its body is awaited).
+    package var isMidResponse: Bool {
+        switch state {
+        case .head: lines.buffered > 0
+        case .endDue, .closing, .failed: false
+        case .body, .untilClose, .chunkSize, .chunkData, .chunkDataEnd, .trailers: true
+        }
+    }
+
+    /// The next part, or `nil` until more bytes come. Throws once, on bytes that are not a
+    /// response; nothing is returned after that.
+    package mutating func next() throws -> Part? {
+        do {
+            return try step()
+        } catch let error as HTTPParseError {
+            state = .failed
+            lines.discard()
+            throw error
+        }
+    }
+
+    /// The origin closed the connection: the end of a body delimited by the close, `nil` when
+    /// no response was under way; throws when the close cuts a response short.
+    package mutating func connectionClosed() throws -> Part? {
+        switch state {
+        case .untilClose:
+            state = .closing
+            return .end
+        case .head where lines.buffered == 0, .closing, .failed:
+            return nil
+        default:
+            state = .failed
+            throw HTTPParseError.malformed("the connection closed in the middle of a response")
+        }
+    }
+
+    private mutating func step() throws -> Part? {
+        switch state {
+        case .head:
+            guard let head = try nextHead() else { return nil }
+            return .head(head)
+        case .endDue:
+            state = afterEnd
+            if case .closing = state { lines.discard() }
+            return .end
+        case .body(let remaining):
+            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
+            state = remaining == chunk.readableBytes ? .endDue : .body(remaining: remaining - chunk.readableBytes)
+            return .body(chunk)
+        case .untilClose:
+            guard let chunk = lines.readBody(upTo: .max) else { return nil }
+            return .body(chunk)
+        case .chunkSize:
+            guard let size = try lines.nextChunkSize() else { return nil }
+            state = size == 0 ? .trailers : .chunkData(remaining: size)
+            return try step()
+        case .chunkData(let remaining):
+            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
+            state =
+                remaining == chunk.readableBytes
+                ? .chunkDataEnd : .chunkData(remaining: remaining - chunk.readableBytes)
+            return .body(chunk)
+        case .chunkDataEnd:
+            guard try lines.skipLineEnd() else { return nil }
+            state = .chunkSize
+            return try step()
+        case .trailers:
+            guard try lines.skipTrailers(limit: headSizeLimit) else { return nil }
+            state = .endDue
+            return try step()
+        case .closing:
+            lines.discard()
+            return nil
+        case .failed:
+            return nil
+        }
+    }
+
+    private mutating func nextHead() throws -> ResponseHead? {
+        guard let bytes = try lines.nextFieldSection(limit: headSizeLimit, what: "response head") else { return nil }
+        let head = try HeadParsing.parseResponse(bytes, toHEAD: toHEAD)
+        afterEnd = head.keepAlive || head.isInterim ? .head : .closing
+        switch head.framing {
+        case _ where head.isInterim: state = .head
+        case .none, .length(0): state = .endDue
+        case .length(let length): state = .body(remaining: length)
+        case .chunked: state = .chunkSize
+        case .untilClose: state = .untilClose
+        }
+        return head
+    }
+}
