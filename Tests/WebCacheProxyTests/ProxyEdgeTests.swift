@@ -117,6 +117,28 @@ struct ProxyEdgeTests {
         return answer
     }
 
+    @Test(
+        "a chunked request body, in pieces and with extensions and trailers, reaches the origin whole with its length; the next request on the connection follows it (RFC 9112 §7.1)"
+    )
+    func chunkedRequestBody() async throws {
+        try await Self.withOrigin { origin, port in
+            let connection = try RawHTTPClient.sendWithoutReading(
+                port: port,
+                "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5;note=\"a b\"\r\nhel")
+            defer { RawHTTPClient.close(connection) }
+            try await Task.sleep(for: .milliseconds(50))
+            RawHTTPClient.sendMore(connection, "lo\r\n6\r\n world\r\n0\r\nX-Checksum: 1\r\n\r\n")
+            RawHTTPClient.sendMore(connection, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let answers = RawHTTPClient.receiveUntilClosed(connection, timeout: 5) ?? ""
+            #expect(Self.responses(in: answers) == ["200", "200"], "\(answers)")
+            #expect(answers.contains("got 11 bytes") && answers.hasSuffix("first"), "\(answers)")
+            let upload = try #require(origin.requests(to: "/upload").first)
+            #expect(String(decoding: upload.body, as: UTF8.self) == "hello world")
+            #expect(upload.headers.contains { $0.0.lowercased() == "content-length" && $0.1 == "11" })
+            #expect(!upload.headers.contains { $0.0.lowercased() == "transfer-encoding" })
+        }
+    }
+
     @Test("Expect: 100-continue gets 100 Continue before the final answer")
     func expectContinue() async throws {
         try await Self.withOrigin { _, port in
