@@ -7,8 +7,8 @@ import NIOHTTP1
 /// Strict where leniency lets two parsers disagree about where a request ends (request
 /// smuggling): a line ends in CRLF only (a bare LF or CR is refused); no whitespace between a
 /// field's name and its colon, no obsolete line folding, no control characters in values; one
-/// `Content-Length` value, however often repeated; `Transfer-Encoding` only with `chunked` last,
-/// never beside `Content-Length`, never in HTTP/1.0. What it refuses it refuses with the status
+/// `Content-Length`, a number, given once; `Transfer-Encoding` only with `chunked` last, never
+/// beside `Content-Length`, never in HTTP/1.0; no tab in either (``FieldFacts``). What it refuses it refuses with the status
 /// that says why (``HTTPParseError``), and the connection closes after that refusal.
 ///
 /// After a `CONNECT`, or a request that asks to change protocols, it pauses: the bytes that

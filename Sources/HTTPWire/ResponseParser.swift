@@ -40,8 +40,9 @@ package struct ResponseParser {
     /// What the parser does once the response whose parts are being returned ends.
     private var afterEnd = State.head
 
-    /// A parser that refuses heads longer than `headSizeLimit` bytes.
-    package init(headSizeLimit: Int = 64 << 10) {
+    /// A parser that refuses heads longer than `headSizeLimit` bytes (by default 256 KiB, what
+    /// browsers take: sites with many cookies send large heads).
+    package init(headSizeLimit: Int = 256 << 10) {
         self.headSizeLimit = headSizeLimit
     }
 
@@ -53,15 +54,6 @@ package struct ResponseParser {
     /// Adds bytes read from the origin.
     package mutating func append(_ bytes: ByteBuffer) {
         lines.append(bytes)
-    }
-
-    /// Whether a response has begun and not ended (bytes of it came, or its body is awaited).
-    package var isMidResponse: Bool {
-        switch state {
-        case .head: lines.buffered > 0
-        case .endDue, .closing, .failed: false
-        case .body, .untilClose, .chunkSize, .chunkData, .chunkDataEnd, .trailers: true
-        }
     }
 
     /// The next part, or `nil` until more bytes come. Throws once, on bytes that are not a
