@@ -26,4 +26,22 @@ struct ResponseHeadWritingTests {
         #expect(
             last.readString(length: last.readableBytes) == "Content-Range: bytes 9-9/10\r\nContent-Length: 1\r\n\r\n")
     }
+
+    @Test(
+        "a range's head end is written as the fields would be, one by one, for every persistence and any numbers",
+        arguments: [
+            (0..<1, 1), (0..<65_536, 8_388_608), (8_323_072..<8_388_608, 8_388_608),
+            ((Int.max - 10)..<(Int.max - 1), Int.max - 1), (5..<5, 10), (5..<20, 10),
+        ] as [(Range<Int>, Int)])
+    func rangeHeadEndAgainstFields(range: Range<Int>, length: Int) {
+        for persistence in [ConnectionPersistence.close, .keepAlive, .keepAliveAnnounced] {
+            var written = ByteBuffer(string: "HTTP/1.1 206 Partial Content\r\n")
+            written.writeRangeHeadEnd(range: range, completeLength: length, persistence: persistence)
+            var expected = ByteBuffer(string: "HTTP/1.1 206 Partial Content\r\n")
+            expected.writeResponseHeadEnd(
+                contentRange: "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)",
+                framing: .length(range.count), persistence: persistence)
+            #expect(written == expected, "\(range) of \(length), \(persistence)")
+        }
+    }
 }

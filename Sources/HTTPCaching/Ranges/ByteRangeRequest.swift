@@ -39,8 +39,14 @@ public struct ByteRangeRequest: Sendable, Hashable {
     /// range is unsatisfiable; parse it with ``init(_:)`` to tell those apart.
     public static func singleRange(_ value: String, length: Int) -> Range<Int>? {
         var value = value
+        return value.withUTF8 { singleRange(utf8: $0, length: length) }
+    }
+
+    /// ``singleRange(_:length:)`` for a field value's bytes as they came (a value that is not
+    /// UTF-8 is not a valid range either).
+    public static func singleRange(utf8 value: UnsafeBufferPointer<UInt8>, length: Int) -> Range<Int>? {
         var only: Spec?
-        guard value.withUTF8({ parse($0) { only = $0 } }) == 1, let only else { return nil }
+        guard parse(value, { only = $0 }) == 1, let only else { return nil }
         return range(of: only, length: length)
     }
 

@@ -124,31 +124,40 @@ extension CachingProxy {
     func send(
         _ answer: EncodedAnswer, to channel: any Channel, flush: Bool, written: EventLoopPromise<Void>? = nil
     ) {
-        switch answer {
-        case .bytes(let bytes):
-            channel.write(bytes, promise: written)
-        case .headThenFile(let head, let file):
-            channel.write(head, promise: nil)
-            let handle = file.borrowHandle()
-            let region = FileRegion(fileHandle: handle, readerIndex: file.offset, endIndex: file.offset + file.size)
-            write(region, to: channel, written: written) { file.release(handle) }
-        case .wholeFile(let wireFile):
-            let handle = wireFile.borrowHandle()
-            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)
-            write(region, to: channel, written: written) { wireFile.release(handle) }
-        }
+        Self.send(answer, on: channel.eventLoop, written: written) { channel.write($0, promise: $1) }
         if flush { channel.flush() }
     }
 
-    /// Writes a region of a borrowed file and gives the file back (`release`) once it is written;
-    /// a region always has a promise for that, `written` when the caller asked for one.
-    private func write(
-        _ region: FileRegion, to channel: any Channel, written: EventLoopPromise<Void>?,
-        release: @escaping @Sendable () -> Void
+    /// Writes an encoded answer with `write` — a channel's, or that of a handler's context, which
+    /// skips the handlers behind it — on `eventLoop`, the channel's; `written` (if any) completes
+    /// once it is written. A body file is borrowed for the write and given back once written.
+    static func send(
+        _ answer: EncodedAnswer, on eventLoop: any EventLoop, written: EventLoopPromise<Void>?,
+        write: (IOData, EventLoopPromise<Void>?) -> Void
     ) {
-        let sent = written ?? channel.eventLoop.makePromise()
+        switch answer {
+        case .bytes(let bytes):
+            write(.byteBuffer(bytes), written)
+        case .headThenFile(let head, let file):
+            write(.byteBuffer(head), nil)
+            let handle = file.borrowHandle()
+            let region = FileRegion(fileHandle: handle, readerIndex: file.offset, endIndex: file.offset + file.size)
+            write(.fileRegion(region), promise(written, on: eventLoop) { file.release(handle) })
+        case .wholeFile(let wireFile):
+            let handle = wireFile.borrowHandle()
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: wireFile.size)
+            write(.fileRegion(region), promise(written, on: eventLoop) { wireFile.release(handle) })
+        }
+    }
+
+    /// The promise of a write of a borrowed file, which gives the file back (`release`) once it
+    /// is written: `written` when the caller asked for one, else a new one.
+    private static func promise(
+        _ written: EventLoopPromise<Void>?, on eventLoop: any EventLoop, release: @escaping @Sendable () -> Void
+    ) -> EventLoopPromise<Void> {
+        let sent = written ?? eventLoop.makePromise()
         sent.futureResult.whenComplete { _ in release() }
-        channel.write(IOData.fileRegion(region), promise: sent)
+        return sent
     }
 
     /// How the body of `response` goes on the wire: none where none may follow (HEAD, 1xx, 204,

@@ -4,7 +4,10 @@ import NIOHTTP1
 import WebCache
 
 /// A fresh answer from the store as it went on the wire, kept for the same request.
-struct RecordedAnswer: Sendable {
+///
+/// A class, immutable: finding it in the table costs one retain, where a copy of its fields
+/// costs one for each.
+final class RecordedAnswer: Sendable {
     /// How an answer goes on the wire again.
     enum Wire: Sendable {
         /// Head and body, encoded in memory.
@@ -19,19 +22,30 @@ struct RecordedAnswer: Sendable {
         case rangeOfEntryFile(ByteBuffer)
     }
 
-    var wire: Wire
+    let wire: Wire
     /// The response's status code, for the metrics.
-    var status: Int
+    let status: Int
     /// The engine's terms for replaying it.
-    var terms: ReplayTerms
+    let terms: ReplayTerms
     /// The client-specific fields (``ClientSpecificFields``) the answer was chosen by, with the
     /// values of the request it answered (`nil`: absent): those the stored response's `Vary`
     /// names, and `User-Agent` when the cache's policy allows by user agent. Usually none.
-    var selectingFields: [(name: String, value: String?)] = []
+    let selectingFields: [(name: String, value: String?)]
     /// For a request with a `Range` answered otherwise than with one range from the entry's file
     /// (several ranges, a short one, a 416, the whole body), the `Range` it answered: replayed
     /// only to that value, byte for byte.
-    var rangeValue: String?
+    let rangeValue: String?
+
+    init(
+        wire: Wire, status: Int, terms: ReplayTerms, selectingFields: [(name: String, value: String?)] = [],
+        rangeValue: String? = nil
+    ) {
+        self.wire = wire
+        self.status = status
+        self.terms = terms
+        self.selectingFields = selectingFields
+        self.rangeValue = rangeValue
+    }
 
     /// Whether this answer is the one for `identity`'s request: its client-specific fields that
     /// chose the answer hold the same values, byte for byte.

@@ -27,6 +27,9 @@ struct RequestIdentity: Hashable, Sendable {
     let digest: Int
     /// Whether the head has a `Range` field.
     let asksForRange: Bool
+    /// Where the value of the head's one `Range` field lies in its bytes; `nil` when it has none
+    /// or several.
+    private let rangeValueSpan: Range<Int>?
     /// The destination of the intercepted tunnel the request came through, if any: requests in
     /// tunnels to different sites are different requests, whatever their heads say.
     let tunnel: String?
@@ -37,6 +40,7 @@ struct RequestIdentity: Hashable, Sendable {
         var hasher = Hasher()
         hasher.combine(tunnel)
         var asksForRange = false
+        var rangeValueSpan: Range<Int>?
         head.withUnsafeBytes { raw in
             hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw[Self.requestLine(of: head)]))
             for field in head.fields {
@@ -46,6 +50,8 @@ struct RequestIdentity: Hashable, Sendable {
                 hasher.combine(name.count)
                 hasher.combine(bytes: name)
                 if Self.isRange(name) {
+                    // A second `Range` leaves none to use.
+                    rangeValueSpan = asksForRange ? nil : field.value
                     asksForRange = true
                 } else {
                     let value = UnsafeRawBufferPointer(rebasing: raw[field.value])
@@ -56,18 +62,22 @@ struct RequestIdentity: Hashable, Sendable {
         }
         digest = hasher.finalize()
         self.asksForRange = asksForRange
+        self.rangeValueSpan = rangeValueSpan
     }
 
     /// The identity with a head of its own bytes, to be kept (a head parsed from a read shares
     /// that read's memory).
     func detached() -> RequestIdentity {
-        RequestIdentity(head: head.detached(), digest: digest, asksForRange: asksForRange, tunnel: tunnel)
+        RequestIdentity(
+            head: head.detached(), digest: digest, asksForRange: asksForRange, rangeValueSpan: rangeValueSpan,
+            tunnel: tunnel)
     }
 
-    private init(head: RequestHead, digest: Int, asksForRange: Bool, tunnel: String?) {
+    private init(head: RequestHead, digest: Int, asksForRange: Bool, rangeValueSpan: Range<Int>?, tunnel: String?) {
         self.head = head
         self.digest = digest
         self.asksForRange = asksForRange
+        self.rangeValueSpan = rangeValueSpan
         self.tunnel = tunnel
     }
 
@@ -83,13 +93,16 @@ struct RequestIdentity: Hashable, Sendable {
 
     /// The value of the head's `Range` field, when it has exactly one.
     var range: String? {
-        guard asksForRange else { return nil }
-        var found: FieldSpan?
-        for (index, field) in head.fields.enumerated() where head.fieldName(at: index, is: "range") {
-            guard found == nil else { return nil }
-            found = field
+        withRangeValue { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `body` on the bytes of the value of the head's `Range` field, when it has exactly one;
+    /// `nil` otherwise.
+    func withRangeValue<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard let span = rangeValueSpan else { return nil }
+        return head.withUnsafeBytes { raw in
+            body(UnsafeRawBufferPointer(rebasing: raw[span]).bindMemory(to: UInt8.self))
         }
-        return found.map(head.value(of:))
     }
 
     func hash(into hasher: inout Hasher) {

@@ -105,15 +105,36 @@ extension ByteBuffer {
     /// with the numbers written as digits straight into the buffer (a seek's head is written for
     /// every request).
     mutating func writeRangeHeadEnd(range: Range<Int>, completeLength: Int, persistence: ConnectionPersistence) {
-        writeStaticString("Content-Range: bytes ")
-        writeDecimal(range.lowerBound)
-        writeStaticString("-")
-        writeDecimal(range.upperBound - 1)
-        writeStaticString("/")
-        writeDecimal(completeLength)
-        writeStaticString("\r\n")
-        writeResponseHeadEnd(contentRange: nil, framing: .length(range.count), persistence: persistence)
+        guard range.lowerBound >= 0, !range.isEmpty, completeLength >= range.upperBound else {
+            // Not a range of the body (callers never ask): written as it is, field by field.
+            writeStaticString("Content-Range: bytes ")
+            writeString("\(range.lowerBound)-\(range.upperBound - 1)/\(completeLength)\r\n")
+            writeResponseHeadEnd(contentRange: nil, framing: .length(range.count), persistence: persistence)
+            return
+        }
+        // One reservation and plain stores: a player's every seek ends its head here.
+        writeWithUnsafeMutableBytes(minimumWritableBytes: Self.longestRangeHeadEnd) { buffer in
+            var out = HeadCursor(buffer)
+            out.append("Content-Range: bytes ")
+            out.appendDecimal(range.lowerBound)
+            out.append("-")
+            out.appendDecimal(range.upperBound - 1)
+            out.append("/")
+            out.appendDecimal(completeLength)
+            out.append("\r\nContent-Length: ")
+            out.appendDecimal(range.count)
+            switch persistence {
+            case .close: out.append("\r\nConnection: close\r\n\r\n")
+            case .keepAliveAnnounced: out.append("\r\nConnection: keep-alive\r\n\r\n")
+            case .keepAlive: out.append("\r\n\r\n")
+            }
+            return out.written
+        }
     }
+
+    /// The most bytes ``writeRangeHeadEnd(range:completeLength:persistence:)`` writes: its text
+    /// and four numbers of at most 19 digits.
+    static let longestRangeHeadEnd = 128 + 4 * 19
 
     /// Writes `value` in decimal digits, as `String(value)` would, without making the string.
     mutating func writeDecimal(_ value: Int) {
@@ -155,4 +176,36 @@ extension ByteBuffer {
 
     /// The last chunk of a chunked body, without trailers.
     static let lastChunk = ByteBuffer(string: "0\r\n\r\n")
+}
+
+/// Writes text and decimal numbers into memory reserved for them (the caller reserves enough).
+private struct HeadCursor {
+    private let buffer: UnsafeMutableRawBufferPointer
+    private(set) var written = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) {
+        self.buffer = buffer
+    }
+
+    mutating func append(_ text: StaticString) {
+        let count = text.utf8CodeUnitCount
+        (buffer.baseAddress! + written).copyMemory(from: text.utf8Start, byteCount: count)
+        written += count
+    }
+
+    /// `value` (not negative) in decimal digits.
+    mutating func appendDecimal(_ value: Int) {
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var remaining = value
+        for index in stride(from: written + digits - 1, through: written, by: -1) {
+            buffer[index] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+            remaining /= 10
+        }
+        written += digits
+    }
 }

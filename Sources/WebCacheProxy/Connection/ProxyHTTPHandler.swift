@@ -292,7 +292,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let channel = context.channel
         // Only a connection that closes after the answer waits for it to be written.
         let written = persistence.keepsAlive ? nil : context.eventLoop.makePromise(of: Void.self)
-        proxy.send(answer, to: channel, flush: false, written: written)
+        // From this handler on, as the pipeline would bring the writes to it.
+        CachingProxy.send(answer, on: context.eventLoop, written: written) { data, promise in
+            write(context: context, data: NIOAny(data), promise: promise)
+        }
         if endOfTick == nil { endOfTick = proxy.endOfTickFlushes.batch(for: context.eventLoop) }
         endOfTick?.value.flush(channel)
         guard let written else {

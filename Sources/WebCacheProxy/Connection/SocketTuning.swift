@@ -30,12 +30,21 @@ enum SocketTuning {
         nil
         #endif
     }
+
+    /// When SwiftNIO calls a connection unwritable (queued bytes over `high`) and writable again
+    /// (under `low`). Only tunnels read it (they stop reading their other side meanwhile);
+    /// answers wait for their own writes instead. Above the default (64 KiB) so that an answer
+    /// sent from a file — a hit of 64 KiB or more, a player's range — does not make the
+    /// connection unwritable and writable again, two trips through the pipeline, on every
+    /// response.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 }
 
 extension ServerBootstrap {
     /// Applies ``SocketTuning`` to the connections this bootstrap accepts.
     func tunedForServing() -> ServerBootstrap {
-        guard let option = SocketTuning.unsentLowWatermarkOption else { return self }
-        return childChannelOption(option, value: SocketTuning.unsentLowWatermark)
+        let bootstrap = childChannelOption(.writeBufferWaterMark, value: SocketTuning.writeBufferWaterMark)
+        guard let option = SocketTuning.unsentLowWatermarkOption else { return bootstrap }
+        return bootstrap.childChannelOption(option, value: SocketTuning.unsentLowWatermark)
     }
 }

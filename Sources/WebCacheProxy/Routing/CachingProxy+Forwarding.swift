@@ -161,7 +161,7 @@ extension CachingProxy {
     ) -> ByteBuffer {
         let length = file.size
         (file.offset, file.size) = (range.lowerBound, range.count)
-        var head = allocator.buffer(capacity: fields.readableBytes + 96)
+        var head = allocator.buffer(capacity: fields.readableBytes + ByteBuffer.longestRangeHeadEnd)
         head.writeImmutableBuffer(fields)
         head.writeRangeHeadEnd(range: range, completeLength: length, persistence: persistence)
         return head
@@ -235,12 +235,15 @@ extension CachingProxy {
         _ answer: RecordedAnswer, fields: ByteBuffer, to identity: RequestIdentity, from answers: ReplayCache,
         persistence: ConnectionPersistence, allocator: ByteBufferAllocator
     ) -> EncodedAnswer? {
-        guard let value = identity.range else { return nil }
+        guard identity.asksForRange else { return nil }
         guard var file = cache.openBodyFile(of: answer.terms).map(StoredBodyFile.init) else {
             answers.forget(identity)
             return nil
         }
-        guard let range = cache.confirmRangeReplay(answer.terms, range: value, minimumSize: StoredBodyFile.minimumSize)
+        guard
+            let resolved = identity.withRangeValue({
+                cache.confirmRangeReplay(answer.terms, range: $0, minimumSize: StoredBodyFile.minimumSize)
+            }), let range = resolved
         else { return nil }
         metrics.countResponse(status: 206)
         let head = Self.rangeHead(fields, range: range, of: &file, persistence: persistence, allocator: allocator)

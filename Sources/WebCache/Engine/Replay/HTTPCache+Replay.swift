@@ -18,13 +18,15 @@ extension HTTPCache {
     }
 
     /// Whether the answer made under `answer` — one range of its entry's body, sent from the body
-    /// file — still stands for a request asking for `range` (the value of its one `Range` field)
-    /// and is again one range, of at least `minimumSize` bytes: then the bytes to send, counted
+    /// file — still stands for a request asking for `range` (the bytes of the value of its one
+    /// `Range` field, as the request carried them) and is again one range, of at least `minimumSize` bytes: then the bytes to send, counted
     /// and recorded as a hit as ``confirmReplay(_:)`` does. `nil` when the store, the settings or
     /// the second changed, or the range resolves otherwise (several ranges, too short, none, or
     /// unreadable): then ask the engine. The request's `If-Range`, if any, is the one the answer
     /// was decided for (the caller's identity of the request holds it). Never suspends.
-    package func confirmRangeReplay(_ answer: ReplayTerms, range: String, minimumSize: Int) -> Range<Int>? {
+    package func confirmRangeReplay(
+        _ answer: ReplayTerms, range: UnsafeBufferPointer<UInt8>, minimumSize: Int
+    ) -> Range<Int>? {
         guard let piece = Self.onePiece(of: range, length: answer.entry.bodySize), piece.count >= minimumSize,
             confirm(answer, bytesFromCache: piece.count)
         else { return nil }
@@ -33,10 +35,10 @@ extension HTTPCache {
 
     /// The one range `value` resolves to against `length` bytes, whether it names one range or
     /// several that merge into one; `nil` for none or several.
-    private static func onePiece(of value: String, length: Int) -> Range<Int>? {
-        if let single = ByteRangeRequest.singleRange(value, length: length) { return single }
-        guard let ranges = ByteRangeRequest(value), case .satisfiable(let pieces) = ranges.resolve(length: length),
-            pieces.count == 1
+    private static func onePiece(of value: UnsafeBufferPointer<UInt8>, length: Int) -> Range<Int>? {
+        if let single = ByteRangeRequest.singleRange(utf8: value, length: length) { return single }
+        guard let ranges = ByteRangeRequest(String(decoding: value, as: UTF8.self)),
+            case .satisfiable(let pieces) = ranges.resolve(length: length), pieces.count == 1
         else { return nil }
         return pieces[0]
     }
