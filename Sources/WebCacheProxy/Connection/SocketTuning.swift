@@ -32,12 +32,15 @@ enum SocketTuning {
     }
 
     /// When SwiftNIO calls a connection unwritable (queued bytes over `high`) and writable again
-    /// (under `low`). Only tunnels read it (they stop reading their other side meanwhile);
-    /// answers wait for their own writes instead. Above the default (64 KiB) so that an answer
-    /// sent from a file — a hit of 64 KiB or more, a player's range — does not make the
-    /// connection unwritable and writable again, two trips through the pipeline, on every
-    /// response.
+    /// (under `low`). Answers do not read it: they wait for their own writes. Above the default
+    /// (64 KiB) so that an answer sent from a file — a hit of 64 KiB or more, a player's range —
+    /// does not make the connection unwritable and writable again, two trips through the
+    /// pipeline, on every response.
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
+
+    /// The marks of a connection that became a tunnel (SwiftNIO's default): a tunnel stops reading
+    /// one side while the other is unwritable, so these bound what it buffers for a slow reader.
+    static let tunnelWriteBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 32 << 10, high: 64 << 10)
 }
 
 extension ServerBootstrap {

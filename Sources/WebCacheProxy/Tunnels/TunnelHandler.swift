@@ -27,6 +27,10 @@ final class TunnelHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // A client's connection served answers with room for one sent from a file; a tunnel
+        // buffers for a partner that cannot keep up, so it gets SwiftNIO's smaller default back.
+        try? context.channel.syncOptions?.setOption(
+            .writeBufferWaterMark, value: SocketTuning.tunnelWriteBufferWaterMark)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
