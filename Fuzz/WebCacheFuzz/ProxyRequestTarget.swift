@@ -140,7 +140,8 @@ private struct ReferenceDecoding {
         guard !malformed, ended, let head = lastHead, head.method == .CONNECT || Self.asksToUpgrade(head) else {
             return nil
         }
-        channel.pipeline.removeHandler(decoder, promise: nil)
+        // Synchronously, on the embedded channel's own loop (the decoder is not Sendable).
+        channel.pipeline.syncOperations.removeHandler(decoder, promise: nil)
         channel.embeddedEventLoop.run()
         guard let rest = try? channel.readInbound(as: ByteBuffer.self), rest.readableBytes > 0 else { return nil }
         return rest

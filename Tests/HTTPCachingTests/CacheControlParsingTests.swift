@@ -195,4 +195,15 @@ struct CacheControlMemoTests {
         #expect(first.map { Array($0.utf8) } == Array("caf\u{E9}".utf8))
         #expect(second.map { Array($0.utf8) } == Array("cafe\u{301}".utf8))
     }
+
+    @Test("lists split at commas outside quotes, escapes kept, as bytes")
+    func listsSplitAsBytes() {
+        #expect(CacheControlParser.splitList("a, \"b,c\", d") == ["a", " \"b,c\"", " d"])
+        #expect(CacheControlParser.splitList("x=\"q\\\",r\", y") == ["x=\"q\\\",r\"", " y"])
+        #expect(CacheControlParser.splitList("é,ü") == ["é", "ü"])
+        #expect(CacheControlParser.splitList("\"unterminated, z") == ["\"unterminated, z"])
+        #expect(CacheControlParser.splitList("") == [""])
+        #expect(" \t a b \t".trimmingHTTPWhitespace() == "a b")
+        #expect("\t\t".trimmingHTTPWhitespace() == "")
+    }
 }

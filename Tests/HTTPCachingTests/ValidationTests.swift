@@ -180,4 +180,17 @@ struct ValidationTests {
         #expect(!EntityTag("a", weak: true).strongMatches(EntityTag("a")))
         #expect(EntityTag("a", weak: true).weakMatches(EntityTag("a")))
     }
+
+    @Test(
+        "entity tags are read as bytes: whitespace around, W/ in either case, quotes, and what is not a tag",
+        arguments: [
+            (" \t\"x\"\t ", EntityTag("x")), ("w/\"x\"", EntityTag("x", weak: true)), ("\"\"", EntityTag("")),
+            ("\"é-ü\"", EntityTag("é-ü")), ("W/x", EntityTag("x", weak: true)), ("W/", nil), ("W", EntityTag("W")),
+            ("\"", nil), ("", nil), ("   ", nil), ("a b", nil), ("W/\"x", nil), ("\"x\" ", EntityTag("x")),
+            ("\"x\"\u{301}", nil), ("\"a\"\"", nil),
+        ] as [(String, EntityTag?)])
+    func entityTagBytes(text: String, expected: EntityTag?) {
+        #expect(EntityTag(parsing: text) == expected)
+        #expect(EntityTag(parsing: Substring("--" + text + "--").dropFirst(2).dropLast(2)) == expected)
+    }
 }

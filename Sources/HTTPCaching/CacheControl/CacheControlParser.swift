@@ -40,27 +40,32 @@ enum CacheControlParser {
     }
 
     /// Splits a comma-separated list, keeping quoted strings (with backslash escapes) intact.
+    /// Read as bytes, as HTTP defines it (RFC 9110 §5.6.1): a comma or quote is one byte, and a
+    /// mark combining with it is not part of it.
     static func splitList(_ value: String) -> [Substring] {
         var elements: [Substring] = []
-        var start = value.startIndex
-        var index = value.startIndex
+        let bytes = value.utf8
+        var start = bytes.startIndex
+        var index = bytes.startIndex
         var inQuotes = false
-        while index < value.endIndex {
-            let character = value[index]
+        while index < bytes.endIndex {
+            let byte = bytes[index]
             if inQuotes {
-                if character == "\\" {
-                    index = value.index(after: index)
-                    if index == value.endIndex { break }
-                } else if character == "\"" {
+                if byte == UInt8(ascii: "\\") {
+                    // The escaped byte is skipped; a multi-byte character's other bytes are
+                    // never a quote, a backslash or a comma.
+                    index = bytes.index(after: index)
+                    if index == bytes.endIndex { break }
+                } else if byte == UInt8(ascii: "\"") {
                     inQuotes = false
                 }
-            } else if character == "\"" {
+            } else if byte == UInt8(ascii: "\"") {
                 inQuotes = true
-            } else if character == "," {
+            } else if byte == UInt8(ascii: ",") {
                 elements.append(value[start..<index])
-                start = value.index(after: index)
+                start = bytes.index(after: index)
             }
-            index = value.index(after: index)
+            index = bytes.index(after: index)
         }
         elements.append(value[start..<value.endIndex])
         return elements
@@ -110,16 +115,29 @@ enum CacheControlParser {
 }
 
 extension StringProtocol {
-    /// Removes RFC 9110 §5.6.3 optional whitespace (SP / HTAB) at both ends.
+    /// Removes RFC 9110 §5.6.3 optional whitespace (SP / HTAB) at both ends (bytes, not
+    /// characters: a space followed by a combining mark is still whitespace).
     func trimmingHTTPWhitespace() -> SubSequence {
+        let range = utf8.httpWhitespaceTrimmed()
+        return self[range]
+    }
+}
+
+extension Collection where Element == UInt8 {
+    /// The indices of these bytes without RFC 9110 §5.6.3 optional whitespace (SP / HTAB) at
+    /// either end, found walking forward only (a string's bytes need not walk back).
+    func httpWhitespaceTrimmed() -> Range<Index> {
         var start = startIndex
-        var end = endIndex
-        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
-        while end > start {
-            let previous = index(before: end)
-            guard self[previous] == " " || self[previous] == "\t" else { break }
-            end = previous
+        while start < endIndex, self[start] == UInt8(ascii: " ") || self[start] == UInt8(ascii: "\t") {
+            start = index(after: start)
         }
-        return self[start..<end]
+        var end = start
+        var index = start
+        while index < endIndex {
+            let byte = self[index]
+            index = self.index(after: index)
+            if byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") { end = index }
+        }
+        return start..<end
     }
 }

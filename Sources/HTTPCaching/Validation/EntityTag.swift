@@ -12,21 +12,34 @@ public struct EntityTag: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses one tag; an unquoted value is accepted as a lenient reading of broken servers.
+    /// Read as bytes, as HTTP defines it (RFC 9110 §8.8.3).
     public init?(parsing text: some StringProtocol) {
-        var rest = Substring(text.trimmingHTTPWhitespace())
+        let bytes = text.utf8
+        let quote = UInt8(ascii: "\"")
+        let trimmed = bytes.httpWhitespaceTrimmed()
+        var (start, end) = (trimmed.lowerBound, trimmed.upperBound)
         var weak = false
-        if rest.hasPrefix("W/") || rest.hasPrefix("w/") {
-            weak = true
-            rest = rest.dropFirst(2)
+        if start < end, bytes[start] == UInt8(ascii: "W") || bytes[start] == UInt8(ascii: "w") {
+            let slash = bytes.index(after: start)
+            if slash < end, bytes[slash] == UInt8(ascii: "/") {
+                weak = true
+                start = bytes.index(after: slash)
+            }
         }
-        if rest.first == "\"" {
-            guard rest.count >= 2, rest.last == "\"" else { return nil }
-            rest = rest.dropFirst().dropLast()
-            guard !rest.contains("\"") else { return nil }
-        } else if rest.isEmpty || rest.contains(where: { $0 == " " || $0 == "\"" || $0 == "\t" }) {
+        if start < end, bytes[start] == quote {
+            // `"…"`: the last byte a quote too, and none between.
+            start = bytes.index(after: start)
+            guard let closing = bytes[start..<end].firstIndex(of: quote), bytes.index(after: closing) == end else {
+                return nil
+            }
+            end = closing
+        } else if start == end
+            || bytes[start..<end].contains(where: { $0 == UInt8(ascii: " ") || $0 == quote || $0 == UInt8(ascii: "\t") }
+            )
+        {
             return nil
         }
-        self.init(String(rest), weak: weak)
+        self.init(String(text[start..<end]), weak: weak)
     }
 
     /// Parses a comma-separated list such as `If-None-Match` (commas inside quotes are kept).
