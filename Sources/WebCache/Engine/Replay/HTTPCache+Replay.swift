@@ -19,11 +19,12 @@ extension HTTPCache {
 
     /// Whether the answer made under `answer` — one range of its entry's body, sent from the body
     /// file — still stands for a request asking for `range` (the bytes of the value of its one
-    /// `Range` field, as the request carried them) and is again one range, of at least `minimumSize` bytes: then the bytes to send, counted
-    /// and recorded as a hit as ``confirmReplay(_:)`` does. `nil` when the store, the settings or
-    /// the second changed, or the range resolves otherwise (several ranges, too short, none, or
-    /// unreadable): then ask the engine. The request's `If-Range`, if any, is the one the answer
-    /// was decided for (the caller's identity of the request holds it). Never suspends.
+    /// `Range` field, as the request carried them) and is again one range, of at least
+    /// `minimumSize` bytes: then the bytes to send, counted and recorded as a hit as
+    /// ``confirmReplay(_:)`` does. `nil` when the store, the settings or the second changed, or
+    /// the range resolves otherwise (several ranges, too short, none, or unreadable): then ask the
+    /// engine. The request's `If-Range`, if any, is the one the answer was decided for (the
+    /// caller's identity of the request holds it). Never suspends.
     package func confirmRangeReplay(
         _ answer: ReplayTerms, range: UnsafeBufferPointer<UInt8>, minimumSize: Int
     ) -> Range<Int>? {
