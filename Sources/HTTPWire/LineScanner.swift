@@ -100,7 +100,7 @@ struct LineScanner {
     /// The size of the next chunk, once its whole line has come (`nil` until then): hexadecimal
     /// digits, then nothing or extensions (RFC 9112 §7.1.1), then CRLF; a line past
     /// `lineLimit` bytes is refused.
-    mutating func nextChunkSize(lineLimit: Int = 4096) throws -> Int? {
+    mutating func nextChunkSize(lineLimit: Int) throws -> Int? {
         let parsed = try buffer.withUnsafeReadableBytes { raw -> (size: Int, lineLength: Int)? in
             guard let lineFeed = Self.index(of: HTTPBytes.lineFeed, in: raw, from: scanned) else {
                 guard raw.count <= lineLimit else {

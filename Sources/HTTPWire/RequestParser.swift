@@ -42,14 +42,9 @@ package struct RequestParser {
     private enum State {
         /// Waiting for a head.
         case head
-        /// A head without a body was returned: its end comes next.
+        /// A head without a body was returned, or a body's last piece: its end comes next.
         case endDue
-        case body(remaining: Int)
-        case chunkSize
-        case chunkData(remaining: Int)
-        /// The CRLF after a chunk's data.
-        case chunkDataEnd
-        case trailers
+        case body(MessageBody)
         /// After a `CONNECT` or an upgrade: what follows is not parsed until ``resume()``.
         case paused
         /// After a request that closes the connection (RFC 9112 §9.6): what follows is ignored.
@@ -109,7 +104,7 @@ package struct RequestParser {
         switch state {
         case .head: lines.buffered > 0
         case .endDue, .paused, .closing, .failed: false
-        case .body, .chunkSize, .chunkData, .chunkDataEnd, .trailers: true
+        case .body: true
         }
     }
 
@@ -121,28 +116,19 @@ package struct RequestParser {
             state = afterEnd
             if case .closing = state { lines.discard() }
             return .end
-        case .body(let remaining):
-            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
-            state = remaining == chunk.readableBytes ? .endDue : .body(remaining: remaining - chunk.readableBytes)
-            return .body(chunk)
-        case .chunkSize:
-            guard let size = try lines.nextChunkSize(lineLimit: limits.chunkLineSize) else { return nil }
-            state = size == 0 ? .trailers : .chunkData(remaining: size)
-            return try step()
-        case .chunkData(let remaining):
-            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
-            state =
-                remaining == chunk.readableBytes
-                ? .chunkDataEnd : .chunkData(remaining: remaining - chunk.readableBytes)
-            return .body(chunk)
-        case .chunkDataEnd:
-            guard try lines.skipLineEnd() else { return nil }
-            state = .chunkSize
-            return try step()
-        case .trailers:
-            guard try lines.skipTrailers(limit: limits.headSize) else { return nil }
-            state = .endDue
-            return try step()
+        case .body(var body):
+            let piece = try body.next(from: &lines, chunkLineLimit: limits.chunkLineSize, trailerLimit: limits.headSize)
+            switch piece {
+            case .data(let chunk)?:
+                state = .body(body)
+                return .body(chunk)
+            case .end?:
+                state = .endDue
+                return try step()
+            case nil:
+                state = .body(body)
+                return nil
+            }
         case .paused, .failed:
             return nil
         case .closing:
@@ -164,8 +150,8 @@ package struct RequestParser {
         }
         switch request.framing {
         case .none, .length(0): state = .endDue
-        case .length(let length): state = .body(remaining: length)
-        case .chunked: state = .chunkSize
+        case .length(let length): state = .body(.length(length))
+        case .chunked: state = .body(.chunked)
         }
         return .head(request)
     }

@@ -21,19 +21,17 @@ package struct ResponseParser {
 
     private enum State {
         case head
+        /// A head without a body was returned, or a body's last piece: its end comes next.
         case endDue
-        case body(remaining: Int)
-        case untilClose
-        case chunkSize
-        case chunkData(remaining: Int)
-        case chunkDataEnd
-        case trailers
+        case body(MessageBody)
         /// After a response that closes the connection: what follows is ignored.
         case closing
         case failed
     }
 
     private let headSizeLimit: Int
+    /// Bytes of one chunk-size line, extensions included (longer is a malformed response).
+    private static let chunkLineLimit = 4096
     private var lines = LineScanner()
     private var state = State.head
     private var toHEAD = false
@@ -72,7 +70,7 @@ package struct ResponseParser {
     /// no response was under way; throws when the close cuts a response short.
     package mutating func connectionClosed() throws -> Part? {
         switch state {
-        case .untilClose:
+        case .body(let body) where body.endsWithConnection:
             state = .closing
             return .end
         case .head where lines.buffered == 0, .closing, .failed:
@@ -92,31 +90,19 @@ package struct ResponseParser {
             state = afterEnd
             if case .closing = state { lines.discard() }
             return .end
-        case .body(let remaining):
-            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
-            state = remaining == chunk.readableBytes ? .endDue : .body(remaining: remaining - chunk.readableBytes)
-            return .body(chunk)
-        case .untilClose:
-            guard let chunk = lines.readBody(upTo: .max) else { return nil }
-            return .body(chunk)
-        case .chunkSize:
-            guard let size = try lines.nextChunkSize() else { return nil }
-            state = size == 0 ? .trailers : .chunkData(remaining: size)
-            return try step()
-        case .chunkData(let remaining):
-            guard let chunk = lines.readBody(upTo: remaining) else { return nil }
-            state =
-                remaining == chunk.readableBytes
-                ? .chunkDataEnd : .chunkData(remaining: remaining - chunk.readableBytes)
-            return .body(chunk)
-        case .chunkDataEnd:
-            guard try lines.skipLineEnd() else { return nil }
-            state = .chunkSize
-            return try step()
-        case .trailers:
-            guard try lines.skipTrailers(limit: headSizeLimit) else { return nil }
-            state = .endDue
-            return try step()
+        case .body(var body):
+            let piece = try body.next(from: &lines, chunkLineLimit: Self.chunkLineLimit, trailerLimit: headSizeLimit)
+            switch piece {
+            case .data(let chunk)?:
+                state = .body(body)
+                return .body(chunk)
+            case .end?:
+                state = .endDue
+                return try step()
+            case nil:
+                state = .body(body)
+                return nil
+            }
         case .closing:
             lines.discard()
             return nil
@@ -132,9 +118,9 @@ package struct ResponseParser {
         switch head.framing {
         case _ where head.isInterim: state = .head
         case .none, .length(0): state = .endDue
-        case .length(let length): state = .body(remaining: length)
-        case .chunked: state = .chunkSize
-        case .untilClose: state = .untilClose
+        case .length(let length): state = .body(.length(length))
+        case .chunked: state = .body(.chunked)
+        case .untilClose: state = .body(.untilClose)
         }
         return head
     }
