@@ -41,7 +41,7 @@ struct ProxyEdgeTests {
                 let burst = (0..<50).map { "GET /\($0 % 2 == 0 ? "b" : "a") HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
                 RawHTTPClient.sendMore(connection, burst + "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 rest.open()
-                let answer = try #require(RawHTTPClient.receiveUntilClosed(connection, timeout: 10))
+                let answer = try #require(await RawHTTPClient.receiveUntilClosed(connection, timeout: 10))
                 let bodies = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map {
                     $0.components(separatedBy: "\r\n\r\n").last ?? ""
                 }
@@ -129,7 +129,7 @@ struct ProxyEdgeTests {
             try await Task.sleep(for: .milliseconds(50))
             RawHTTPClient.sendMore(connection, "lo\r\n6\r\n world\r\n0\r\nX-Checksum: 1\r\n\r\n")
             RawHTTPClient.sendMore(connection, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let answers = RawHTTPClient.receiveUntilClosed(connection, timeout: 5) ?? ""
+            let answers = await RawHTTPClient.receiveUntilClosed(connection, timeout: 5) ?? ""
             #expect(Self.responses(in: answers) == ["200", "200"], "\(answers)")
             #expect(answers.contains("got 11 bytes") && answers.hasSuffix("first"), "\(answers)")
             let upload = try #require(origin.requests(to: "/upload").first)
@@ -167,7 +167,7 @@ struct ProxyEdgeTests {
                 #expect(
                     metrics.contains("webcache_proxy_connections_open 1.0"),
                     "the proxy still holds the connection of a client that stopped reading")
-                #expect(RawHTTPClient.drainsToClose(connection, timeout: 3))
+                #expect(await RawHTTPClient.drainsToClose(connection, timeout: 3))
                 let again = try await RawHTTPClient.exchange(
                     port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                 #expect(again.contains("Cache-Status: WebCache; hit"))
@@ -189,7 +189,7 @@ struct ProxyEdgeTests {
                     try await Task.sleep(for: .milliseconds(250))
                     RawHTTPClient.sendMore(connection, byte)
                 }
-                let answer = RawHTTPClient.receiveUntilClosed(connection, timeout: 3)
+                let answer = await RawHTTPClient.receiveUntilClosed(connection, timeout: 3)
                 #expect(answer?.hasPrefix("HTTP/1.1 408") == true, "\(answer ?? "still open")")
                 #expect(origin.count("/a") == 0)
                 // A keep-alive connection that is simply quiet between requests is not affected.
@@ -197,7 +197,7 @@ struct ProxyEdgeTests {
                 defer { RawHTTPClient.close(quiet) }
                 try await Task.sleep(for: .milliseconds(1500))
                 RawHTTPClient.sendMore(quiet, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                let both = RawHTTPClient.receiveUntilClosed(quiet, timeout: 3) ?? ""
+                let both = await RawHTTPClient.receiveUntilClosed(quiet, timeout: 3) ?? ""
                 #expect(Self.responses(in: both) == ["200", "200"])
             }
         }

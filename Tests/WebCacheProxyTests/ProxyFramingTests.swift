@@ -124,7 +124,7 @@ struct ProxyFramingTests {
                     port: port, "GET /a HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
                 defer { RawHTTPClient.close(second) }
                 secondSent.signal()
-                let answer = RawHTTPClient.receiveUntilClosed(second, timeout: 10) ?? ""
+                let answer = await RawHTTPClient.receiveUntilClosed(second, timeout: 10) ?? ""
                 #expect(answer.hasSuffix("whole"), "\(answer)")
                 #expect(answer.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(answer)")
                 #expect(origin.count("/a") == 1)

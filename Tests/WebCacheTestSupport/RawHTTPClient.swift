@@ -51,8 +51,14 @@ public enum RawHTTPClient {
     }
 
     /// Everything the other side sends until it closes `connection`; `nil` when it is still
-    /// open after `timeout` seconds of silence.
-    public static func receiveUntilClosed(_ connection: Int32, timeout: Int) -> String? {
+    /// open after `timeout` seconds of silence. Waits on a thread of its own, as ``exchange``
+    /// does: a blocked cooperative thread (two on a 2-core machine) starves every other test's
+    /// tasks for as long as it waits.
+    public static func receiveUntilClosed(_ connection: Int32, timeout: Int) async -> String? {
+        await onOwnThread { blockingReceiveUntilClosed(connection, timeout: timeout) }
+    }
+
+    private static func blockingReceiveUntilClosed(_ connection: Int32, timeout: Int) -> String? {
         var time = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var received = Data()
@@ -66,8 +72,20 @@ public enum RawHTTPClient {
     }
 
     /// Reads and discards what `connection` has, waiting at most `timeout` seconds for more;
-    /// returns whether the other side closed it (`false` when it is still open).
-    public static func drainsToClose(_ connection: Int32, timeout: Int) -> Bool {
+    /// returns whether the other side closed it (`false` when it is still open). Waits on a
+    /// thread of its own (``receiveUntilClosed(_:timeout:)``).
+    public static func drainsToClose(_ connection: Int32, timeout: Int) async -> Bool {
+        await onOwnThread { blockingDrainsToClose(connection, timeout: timeout) }
+    }
+
+    /// Runs `body`, which blocks, on a new thread, leaving the cooperative pool free.
+    private static func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
+    private static func blockingDrainsToClose(_ connection: Int32, timeout: Int) -> Bool {
         var time = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 65_536)
