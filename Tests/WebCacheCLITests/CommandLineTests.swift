@@ -13,13 +13,19 @@ struct WebCacheProcess {
         return packageRoot.appendingPathComponent(".build/debug/webcache")
     }
 
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var output: String
         var error: String
     }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    /// Runs `webcache` with `arguments` to its end, waiting on a thread of its own (a child
+    /// process can take seconds; see ``onOwnThread(_:)``).
+    static func run(_ arguments: [String]) async throws -> Result {
+        try await onOwnThread { try blockingRun(arguments) }
+    }
+
+    private static func blockingRun(_ arguments: [String]) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -51,35 +57,35 @@ struct CommandLineTests {
         let url = origin.url("/page").absoluteString
         let dir = ["--cache-dir", directory.url.path]
 
-        let first = try WebCacheProcess.run(["get", "-i", url] + dir)
+        let first = try await WebCacheProcess.run(["get", "-i", url] + dir)
         #expect(first.status == 0, "\(first.error)")
         #expect(first.output.hasPrefix("HTTP/1.1 200"))
         #expect(first.output.contains("Cache-Status: WebCache; fwd=uri-miss"))
         #expect(first.output.hasSuffix("hello from the origin"))
-        let second = try WebCacheProcess.run(["get", "-i", url] + dir)
+        let second = try await WebCacheProcess.run(["get", "-i", url] + dir)
         #expect(second.output.contains("Cache-Status: WebCache; hit"))
         #expect(origin.count("/page") == 1)
-        let body = try WebCacheProcess.run(["get", url] + dir)
+        let body = try await WebCacheProcess.run(["get", url] + dir)
         #expect(body.output == "hello from the origin")
 
-        let list = try WebCacheProcess.run(["ls"] + dir)
+        let list = try await WebCacheProcess.run(["ls"] + dir)
         #expect(list.output.contains(url) && list.output.contains("fresh for"))
-        let stats = try WebCacheProcess.run(["stats"] + dir)
+        let stats = try await WebCacheProcess.run(["stats"] + dir)
         #expect(stats.output.contains("entries:   1"))
         #expect(stats.output.contains("3 — 2 hits, 1 misses"))
-        let explain = try WebCacheProcess.run(["explain", url] + dir)
+        let explain = try await WebCacheProcess.run(["explain", url] + dir)
         #expect(explain.output.contains("decision: serve from cache"))
 
         try await origin.stop()
-        let offline = try WebCacheProcess.run(["get", url] + dir)
+        let offline = try await WebCacheProcess.run(["get", url] + dir)
         #expect(offline.status == 0 && offline.output == "hello from the origin")
-        let miss = try WebCacheProcess.run(["get", origin.url("/elsewhere").absoluteString] + dir)
+        let miss = try await WebCacheProcess.run(["get", origin.url("/elsewhere").absoluteString] + dir)
         #expect(miss.status == 69)
         #expect(miss.error.hasPrefix("webcache: ") && miss.error.contains("unreachable"))
 
-        let removed = try WebCacheProcess.run(["rm", url] + dir)
+        let removed = try await WebCacheProcess.run(["rm", url] + dir)
         #expect(removed.output == "removed 1 entry\n")
-        let purged = try WebCacheProcess.run(["purge", "--all"] + dir)
+        let purged = try await WebCacheProcess.run(["purge", "--all"] + dir)
         #expect(purged.status == 0)
     }
 
@@ -93,8 +99,8 @@ struct CommandLineTests {
             (["purge"], Int32(64)),
             (["get", "--cache-dir", "/proc/webcache-cannot-be-here", "http://127.0.0.1:9/"], Int32(73)),
         ])
-    func badInput(arguments: [String], status: Int32) throws {
-        let result = try WebCacheProcess.run(arguments)
+    func badInput(arguments: [String], status: Int32) async throws {
+        let result = try await WebCacheProcess.run(arguments)
         #expect(result.status == status, "\(result.error)")
         #expect(!result.error.isEmpty)
         #expect(!result.error.contains("Fatal error"))
@@ -108,11 +114,11 @@ struct CommandLineTests {
             defer { directory.remove() }
             let dir = ["--cache-dir", directory.url.path]
             let url = origin.url("/t").absoluteString
-            #expect(try WebCacheProcess.run(["get", url] + dir).output == "0123456789abcdef")
-            let part = try WebCacheProcess.run(["get", "-i", "-r", "10-", url] + dir)
+            #expect(try await WebCacheProcess.run(["get", url] + dir).output == "0123456789abcdef")
+            let part = try await WebCacheProcess.run(["get", "-i", "-r", "10-", url] + dir)
             #expect(part.output.hasPrefix("HTTP/1.1 206") && part.output.contains("Content-Range: bytes 10-15/16"))
             #expect(part.output.hasSuffix("\r\n\r\nabcdef"))
-            let bad = try WebCacheProcess.run(["get", "-r", "x-y", url] + dir)
+            let bad = try await WebCacheProcess.run(["get", "-r", "x-y", url] + dir)
             #expect(bad.status == 64)
         }
     }

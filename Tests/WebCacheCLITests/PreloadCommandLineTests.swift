@@ -14,21 +14,21 @@ struct PreloadCommandLineTests {
             let dir = ["--cache-dir", directory.url.path]
             let index = site.baseURL.appendingPathComponent("index.html").absoluteString
 
-            let run = try WebCacheProcess.run(["preload", index, "--depth", "1"] + dir)
+            let run = try await WebCacheProcess.run(["preload", index, "--depth", "1"] + dir)
             #expect(run.status == 0, "\(run.error)")
             #expect(run.output.contains("PAGE") && run.output.contains("complete, pinned"))
             #expect(run.output.split(separator: "\n").filter { $0.contains("complete, pinned") }.count == 3)
             #expect(run.error.contains("ok    origin"), "plain progress lines when not on a terminal")
 
-            let stats = try WebCacheProcess.run(["stats"] + dir)
+            let stats = try await WebCacheProcess.run(["stats"] + dir)
             #expect(stats.status == 0)
-            let removed = try WebCacheProcess.run(
+            let removed = try await WebCacheProcess.run(
                 ["rm", "--page", site.baseURL.appendingPathComponent("guide.html").absoluteString] + dir)
             #expect(removed.status == 0)
             #expect(
                 removed.output.contains("removed 5 entries"),
                 "the page, guide.css, the pattern and two diagrams are the guide's own: \(removed.output)")
-            let unknown = try WebCacheProcess.run(["rm", "--page", "http://127.0.0.1:1/nothing"] + dir)
+            let unknown = try await WebCacheProcess.run(["rm", "--page", "http://127.0.0.1:1/nothing"] + dir)
             #expect(unknown.status == 64)
 
             try await TestOrigin.with { origin in
@@ -36,7 +36,8 @@ struct PreloadCommandLineTests {
                     TestOrigin.Response(
                         headers: [("Content-Type", "text/html")], body: Data("<img src=/nope.png>".utf8))
                 }
-                let broken = try WebCacheProcess.run(["preload", origin.url("/broken.html").absoluteString] + dir)
+                let broken = try await WebCacheProcess.run(
+                    ["preload", origin.url("/broken.html").absoluteString] + dir)
                 #expect(broken.status == 69)
                 #expect(broken.output.contains("incomplete") && broken.output.contains("nope.png: HTTP 404"))
             }
@@ -44,10 +45,10 @@ struct PreloadCommandLineTests {
     }
 
     @Test("demo tells the whole story and every resource comes back from the cache")
-    func demo() throws {
+    func demo() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let run = try WebCacheProcess.run(["demo", "--latency", "5", "--cache-dir", directory.url.path])
+        let run = try await WebCacheProcess.run(["demo", "--latency", "5", "--cache-dir", directory.url.path])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("The website is gone"))
         #expect(run.output.contains("49 of 49 resources came from the cache"))

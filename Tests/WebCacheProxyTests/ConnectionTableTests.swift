@@ -212,7 +212,7 @@ struct ConnectionTableTests {
             _ = try await connection.responses(finals, methods: row.methods)
             // Then a close, or the chance for a wrong close (or a wrong answer) to show.
             let (answers, closed) = try await connection.responses(
-                finals + 1, methods: row.methods, timeout: row.closes ? .seconds(5) : .milliseconds(100))
+                finals + 1, methods: row.methods, timeout: row.closes ? .seconds(30) : .milliseconds(100))
             #expect(answers.map(\.status) == row.statuses, "\(row.rule)")
             #expect(closed == row.closes, "\(row.rule)")
             if let bodies = row.bodies {

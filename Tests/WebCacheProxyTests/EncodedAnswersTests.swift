@@ -69,7 +69,7 @@ struct EncodedAnswersTests {
             try await connection.send("DELETE /b HTTP/1.1\r\nHost: test\r\n\r\n")
             try await connection.send("GET /b HTTP/1.1\r\nHost: test\r\nX-Request-Id: 4\r\n\r\n")
             let (answers, _) = try await connection.responses(5, methods: ["GET", "GET", "GET", "DELETE", "GET"])
-            #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+            try #require(answers.map(\.status) == [200, 200, 200, 200, 200])
             #expect(answers[4].field("Cache-Status")?.contains("hit") != true, "fetched again after the DELETE")
             #expect(server.origin.count("/b") == 3, "the first GET, the DELETE, and the GET after it")
             await connection.close()
@@ -112,7 +112,7 @@ struct EncodedAnswersTests {
                 #expect(answer.status == 206)
                 #expect(answer.field("Content-Range") == "bytes \(range.lowerBound)-\(range.upperBound - 1)/300000")
                 #expect(answer.field("Content-Length") == String(range.count))
-                #expect(Data(answer.body) == media.subdata(in: range), "\(header)")
+                #expect(byteDifference(answer.body, media.subdata(in: range)) == nil, "\(header)")
                 if let first { #expect(sharedFields(answer) == sharedFields(first)) } else { first = answer }
             }
             #expect(server.proxy.encodedAnswers.count == before + 1, "one head for every range of the second")

@@ -149,13 +149,13 @@ struct ProxyFramingTests {
                 #expect(first.headers.first(name: "Transfer-Encoding") == "chunked")
                 #expect(first.headers.first(name: "Content-Length") == nil)
                 let firstBody = try await first.body.collect(upTo: 1 << 20)
-                #expect(Data(firstBody.readableBytesView) == body)
+                #expect(byteDifference(firstBody.readableBytesView, body) == nil)
                 let again = try await client.execute(
                     HTTPClientRequest(url: "http://127.0.0.1:\(port)/chunked"), timeout: .seconds(10))
                 #expect(again.headers.first(name: "Content-Length") == "300000")
                 #expect(again.headers.first(name: "Transfer-Encoding") == nil)
                 let againBody = try await again.body.collect(upTo: 1 << 20)
-                #expect(Data(againBody.readableBytesView) == body)
+                #expect(byteDifference(againBody.readableBytesView, body) == nil)
                 #expect(origin.count("/chunked") == 1)
             }
         }
@@ -172,7 +172,7 @@ struct ProxyFramingTests {
                         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
                         #expect(response.headers.first(name: "Content-Length") == "200000")
                         let received = try await response.body.collect(upTo: 1 << 20)
-                        #expect(Data(received.readableBytesView) == body, "round \(round)")
+                        #expect(byteDifference(received.readableBytesView, body) == nil, "round \(round)")
                     }
                     var head = HTTPClientRequest(url: url)
                     head.method = .HEAD
@@ -188,7 +188,7 @@ struct ProxyFramingTests {
                     let afterDamage = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
                     let received = try await afterDamage.body.collect(upTo: 1 << 20)
                     // From the verified copy in memory, or fetched again: never the short file.
-                    #expect(Data(received.readableBytesView) == body)
+                    #expect(byteDifference(received.readableBytesView, body) == nil)
                 }
             }
         }

@@ -311,14 +311,14 @@ struct ProxyInterceptionTests {
                 for _ in 0..<3 {
                     let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
                     let received = try await response.body.collect(upTo: 2 << 20)
-                    #expect(Data(received.readableBytesView) == body)
+                    #expect(byteDifference(received.readableBytesView, body) == nil)
                 }
                 var ranged = HTTPClientRequest(url: url)
                 ranged.headers.add(name: "Range", value: "bytes=100000-700000")
                 let partial = try await client.execute(ranged, timeout: .seconds(10))
                 let slice = try await partial.body.collect(upTo: 2 << 20)
                 #expect(partial.status == .partialContent)
-                #expect(Data(slice.readableBytesView) == body[100_000...700_000])
+                #expect(byteDifference(slice.readableBytesView, body[100_000...700_000]) == nil)
                 #expect(origin.count("/video.webm") == 1)
             }
         }

@@ -68,7 +68,7 @@ struct SharedReplayTests {
                 try await connection.send("GET /p HTTP/1.1\r\nHost: test\r\nUser-Agent: \(agent)\r\n\r\n")
             }
             let (answers, _) = try await connection.responses(6)
-            #expect(answers.map(\.status) == Array(repeating: 200, count: 6))
+            try #require(answers.map(\.status) == Array(repeating: 200, count: 6))
             #expect(answers[4].field("Cache-Status")?.contains("hit") == true)
             // The cache does not handle the other agent's requests: both go to the origin.
             #expect(server.origin.count("/p") == 3, "the first request, then each of the other agent's")
@@ -110,7 +110,7 @@ struct SharedReplayTests {
                 #expect(answer.status == 206, "\(header)")
                 #expect(answer.field("Content-Range") == "bytes \(range.lowerBound)-\(range.upperBound - 1)/300000")
                 #expect(answer.field("Content-Length") == String(range.count))
-                #expect(Data(answer.body) == media.subdata(in: range), "\(header)")
+                #expect(byteDifference(answer.body, media.subdata(in: range)) == nil, "\(header)")
             }
             #expect(server.proxy.answers.count == kept + 1, "one range kept for every seek")
 

@@ -32,9 +32,9 @@ struct StreamedAnswerTests {
         "GET \(path) HTTP/1.1\r\nHost: test\r\n\r\n"
     }
 
-    /// What `connection` has written once `done` holds of it (or 10 s have passed).
+    /// What `connection` has written once `done` holds of it (or 30 s have passed).
     static func written(_ connection: ProxyConnection, until done: (String) -> Bool) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             await connection.channel.testingEventLoop.run()
             let text = String(decoding: try await connection.written(), as: UTF8.self)
@@ -77,7 +77,7 @@ struct StreamedAnswerTests {
             let connection = try await server.connect()
             let first = try await connection.answer(to: Self.get("/first"))
             #expect(first.status == 200 && first.text == body)
-            let second = try await connection.answer(to: Self.get("/second"), timeout: .seconds(5))
+            let second = try await connection.answer(to: Self.get("/second"), timeout: .seconds(30))
             #expect(second.status == 200 && second.text == body)
             #expect(origin.count("/second") == 1)
             await connection.close()

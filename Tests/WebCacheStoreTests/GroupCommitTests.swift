@@ -20,15 +20,10 @@ struct GroupCommitTests {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
 
-        /// Returns once the first batch is in ``write(_:)``, held. Waits on a thread of its own: a
-        /// blocked worker of Dispatch's shared pool (two on two cores) would hold up other tests.
+        /// Returns once the first batch is in ``write(_:)``, held. Waits on a thread of its own
+        /// (``onOwnThread(_:)``).
         func firstBatchEntered() async {
-            await withCheckedContinuation { continuation in
-                Thread {
-                    self.entered.wait()
-                    continuation.resume()
-                }.start()
-            }
+            await onOwnThread { self.entered.wait() }
         }
 
         func write(_ rows: [Int]) -> [Result<Int, any Error>] {
@@ -84,15 +79,11 @@ struct GroupCommitTests {
         }
         // What the writer had written when the barrier let its caller go.
         let seen = Locked<[[Int]]?>(nil)
-        // On a thread of its own: a blocked worker of Dispatch's shared pool (two on two cores)
-        // would hold up other tests' work.
+        // On a thread of its own (onOwnThread).
         let barrier = Task {
-            await withCheckedContinuation { continuation in
-                Thread {
-                    commit.waitForSubmittedRows()
-                    seen.withLock { $0 = writer.batches.withLock { $0 } }
-                    continuation.resume()
-                }.start()
+            await onOwnThread {
+                commit.waitForSubmittedRows()
+                seen.withLock { $0 = writer.batches.withLock { $0 } }
             }
         }
         // And one that suspends instead.

@@ -16,13 +16,7 @@ public enum RawHTTPClient {
     public static func exchange(port: Int, _ request: String, timeout: TimeInterval = 10, halfClose: Bool = false)
         async throws -> String
     {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(
-                    with: Result { try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose) })
-            }
-            thread.start()
-        }
+        try await onOwnThread { try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose) }
     }
 
     /// Opens a connection and keeps it open without sending anything, until ``close(_:)``.
@@ -76,13 +70,6 @@ public enum RawHTTPClient {
     /// thread of its own (``receiveUntilClosed(_:timeout:)``).
     public static func drainsToClose(_ connection: Int32, timeout: Int) async -> Bool {
         await onOwnThread { blockingDrainsToClose(connection, timeout: timeout) }
-    }
-
-    /// Runs `body`, which blocks, on a new thread, leaving the cooperative pool free.
-    private static func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 
     private static func blockingDrainsToClose(_ connection: Int32, timeout: Int) -> Bool {

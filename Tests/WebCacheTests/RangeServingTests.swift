@@ -24,7 +24,7 @@ struct RangeServingTests {
 
             let seek = try await h.get("/clip.webm", ["Range: bytes=150000-"])
             #expect(seek.head.headerFields[.contentRange] == "bytes 150000-199999/200000")
-            #expect(seek.body == MediaFixture.media.subdata(in: 150_000..<200_000))
+            #expect(byteDifference(seek.body, MediaFixture.media.subdata(in: 150_000..<200_000)) == nil)
             #expect(seek.head.headerFields[.contentLength] == "50000")
 
             let suffix = try await h.get("/clip.webm", ["Range: bytes=-10"])
@@ -82,7 +82,7 @@ struct RangeServingTests {
                 "only the rest of the stored prefix")
             let seek = try await h.get("/ranged.webm", ["Range: bytes=150000-150099"])
             #expect(seek.head.status.code == 206 && seek.isFromCache)
-            #expect(seek.body == MediaFixture.media.subdata(in: 150_000..<150_100))
+            #expect(byteDifference(seek.body, MediaFixture.media.subdata(in: 150_000..<150_100)) == nil)
             #expect(h.origin.count("/ranged.webm") == 2)
         }
     }

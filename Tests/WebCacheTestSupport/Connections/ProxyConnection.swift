@@ -83,11 +83,12 @@ public final class ProxyConnection: Sendable {
         }
     }
 
-    /// Waits (on the wall clock, at most `timeout`) until the proxy has written `count` final
+    /// Waits (on the wall clock, at most `timeout`: generous, as a test run's first seconds keep
+    /// both cores busy) until the proxy has written `count` final
     /// responses in all or closed the connection, and returns everything it wrote, read as
     /// responses to requests of `methods` (`GET` for any beyond them), with whether it closed.
     public func responses(
-        _ count: Int, methods: [String] = [], timeout: Duration = .seconds(10)
+        _ count: Int, methods: [String] = [], timeout: Duration = .seconds(30)
     ) async throws -> (responses: [ResponseReader.Response], closed: Bool) {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -105,7 +106,7 @@ public final class ProxyConnection: Sendable {
     /// Sends `request` (one whole request, answered with a final response whose body is read as
     /// a `GET`'s) and returns its answer: the first final response after those the proxy had
     /// written before it. Throws when none comes within `timeout`.
-    public func answer(to request: String, timeout: Duration = .seconds(10)) async throws -> ResponseReader.Response {
+    public func answer(to request: String, timeout: Duration = .seconds(30)) async throws -> ResponseReader.Response {
         let answeredBefore = try await finalResponses(0, timeout: .zero).count
         try await send(request)
         let answers = try await finalResponses(answeredBefore + 1, timeout: timeout)
