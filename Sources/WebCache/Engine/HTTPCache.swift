@@ -79,6 +79,19 @@ public final class HTTPCache: Sendable {
     /// The configuration in force.
     public var configuration: Configuration { settings.withLock { $0 } }
 
+    /// The two settings that change at run time and a request reads, copied together (the whole
+    /// configuration would cost a retain and a release for each of its two dozen references).
+    struct SettingsInForce {
+        var policy: CachePolicy
+        /// ``Configuration``'s revision: which settings an answer was worked out under.
+        var revision: UInt64
+    }
+
+    /// The policy and revision in force, read together.
+    var settingsInForce: SettingsInForce {
+        settings.withLock { SettingsInForce(policy: $0.policy, revision: $0.revision) }
+    }
+
     /// The app policy in force.
     public var policy: CachePolicy { settings.withLock { $0.policy } }
 

@@ -127,8 +127,8 @@ extension HTTPCache {
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
         sharing: ((AnswerOffer) -> Bool)? = nil
     ) throws -> Step {
-        let configuration = self.configuration
-        let policy = configuration.policy
+        let settings = settingsInForce
+        let policy = settings.policy
         guard let url = knownURL ?? request.url, HTTPURLs.isHTTP(url),
             let key = CacheKey(method: .get, url: url)
         else {
@@ -187,7 +187,7 @@ extension HTTPCache {
             if let sharing, mode == .default, let storeRevision,
                 let shared = shareableAnswer(
                     entry, request: request, url: url, now: now, storeRevision: storeRevision,
-                    bodyFilesFrom: minimumSize, configuration: configuration, sharing: sharing)
+                    bodyFilesFrom: minimumSize, settings: settings, sharing: sharing)
             {
                 return shared
             }
@@ -201,7 +201,7 @@ extension HTTPCache {
             if mode == .default, let storeRevision, response.storedFile.map({ $0.range == 0..<entry.bodySize }) ?? true
             {
                 response.replayTerms = replayTerms(
-                    of: response, entry: entry, storeRevision: storeRevision, now: now, configuration: configuration)
+                    of: response, entry: entry, storeRevision: storeRevision, now: now, settings: settings)
             }
             return .answer(response)
         case .useStale(let reason):

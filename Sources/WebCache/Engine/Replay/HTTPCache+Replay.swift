@@ -68,19 +68,19 @@ extension HTTPCache {
     /// may be replayed; `nil` when serving it had side effects a replay would skip (a sliding
     /// expiry moves on with every use).
     func replayTerms(
-        of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, configuration: Configuration
+        of response: CacheResponse, entry: CacheEntry, storeRevision: UInt64, now: Date, settings: SettingsInForce
     ) -> ReplayTerms? {
         replayTerms(
             of: entry, url: response.url, bytesFromCache: response.hasBodyFile ? entry.bodySize : response.body.count,
-            storeRevision: storeRevision, now: now, configuration: configuration)
+            storeRevision: storeRevision, now: now, settings: settings)
     }
 
     /// The terms for a fresh answer of `entry` that serves `bytesFromCache` body bytes.
     func replayTerms(
         of entry: CacheEntry, url: URL, bytesFromCache: Int, storeRevision: UInt64, now: Date,
-        configuration: Configuration
+        settings: SettingsInForce
     ) -> ReplayTerms? {
-        guard slidingExpiry(of: entry, url: url, policy: configuration.policy, now: now) == nil else {
+        guard slidingExpiry(of: entry, url: url, policy: settings.policy, now: now) == nil else {
             return nil
         }
         // The age moves on by whole seconds; so does the time left of an app-set expiry, which
@@ -95,8 +95,8 @@ extension HTTPCache {
         guard validUntil > now else { return nil }
         return ReplayTerms(
             entry: entry, bytesFromCache: bytesFromCache, storeRevision: storeRevision,
-            settingsRevision: configuration.revision, decidedAt: now, validUntil: validUntil,
-            readsUserAgent: !(configuration.policy.allow?.userAgentSuffixes.isEmpty ?? true))
+            settingsRevision: settings.revision, decidedAt: now, validUntil: validUntil,
+            readsUserAgent: !(settings.policy.allow?.userAgentSuffixes.isEmpty ?? true))
     }
 
     /// A fresh answer of `entry` that the caller already holds (`sharing` says so), counted and
@@ -105,7 +105,7 @@ extension HTTPCache {
     /// part, or the caller does not hold it.
     func shareableAnswer(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, storeRevision: UInt64,
-        bodyFilesFrom minimumSize: Int?, configuration: Configuration,
+        bodyFilesFrom minimumSize: Int?, settings: SettingsInForce,
         sharing: (AnswerOffer) -> Bool
     ) -> Step? {
         guard entry.stored.response.status.code != 206 else { return nil }
@@ -130,7 +130,7 @@ extension HTTPCache {
         guard
             let terms = replayTerms(
                 of: entry, url: url, bytesFromCache: bytes, storeRevision: storeRevision, now: now,
-                configuration: configuration)
+                settings: settings)
         else { return nil }
         let answer = AnswerOffer(identity: terms.answerIdentity, bodyInFile: offer.bodyInFile, range: offer.range)
         guard sharing(answer) else { return nil }
