@@ -1,7 +1,6 @@
-import Dispatch
 import Foundation
-import HTTPCaching
 import Testing
+import WebCacheTestSupport
 
 @testable import WebCacheStore
 
@@ -24,20 +23,14 @@ struct BackgroundWritingTests {
     }
 
     @Test("a thread that is not an ordinary one keeps its policy")
-    func anotherPolicyIsLeftAlone() throws {
+    func anotherPolicyIsLeftAlone() async throws {
         // On a thread of its own: a thread made SCHED_IDLE (5) may not be allowed back.
-        let seen = Locked<(set: Bool, inside: Int32, after: Int32)?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
+        let result = await onOwnThread {
             var parameters = sched_param(sched_priority: 0)
             let set = sched_setscheduler(0, 5, &parameters) == 0
             let inside = BackgroundWriting.run { sched_getscheduler(0) }
-            seen.withLock { $0 = (set, inside, sched_getscheduler(0)) }
-            finished.signal()
+            return (set: set, inside: inside, after: sched_getscheduler(0))
         }
-        thread.start()
-        finished.wait()
-        let result = try #require(seen.withLock { $0 })
         #expect(result.set)
         #expect(result.inside == 5)
         #expect(result.after == 5)

@@ -198,9 +198,7 @@ struct GroupCommitTests {
         }
         commit.withLock { $0 = made }
         #expect(try await made.submit(1) { writer.write($0) } == 10)
-        let answered = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: late.wait(timeout: .now() + 10) == .success) }
-        }
+        let answered = await onOwnThread { late.wait(timeout: .now() + 10) == .success }
         #expect(answered)
         #expect(lateResult.withLock { $0 } == 20)
         #expect(made.writerStarts == 1)
