@@ -92,9 +92,11 @@ extension CacheStore {
         return count
     }
 
-    /// Pins or unpins every entry of `group`. Pinned entries are never evicted.
+    /// Pins or unpins every entry of `group`, those on their way into the index too. Pinned
+    /// entries are never evicted.
     @discardableResult
     public func setPinned(_ pinned: Bool, group: String) throws -> Int {
+        newRows.waitForSubmittedRows()
         let count = try database("pin group \(group)") {
             try pool.write { db in
                 try db.execute(
@@ -127,6 +129,9 @@ extension CacheStore {
     private func removeAfterEntriesOnTheirWay(
         _ scope: RemovalFences.Scope, _ condition: String, _ arguments: StatementArguments, what: String
     ) throws -> Int {
+        // Entries already answered (stored without waiting for the index) are written first,
+        // then removed and counted like any other.
+        newRows.waitForSubmittedRows()
         removalFences.withLock { $0.note(scope) }
         newRows.waitForSubmittedRows()
         return try removeWhere(condition, arguments, what: what)

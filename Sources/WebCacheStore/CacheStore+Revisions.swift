@@ -10,6 +10,7 @@ extension CacheStore {
     /// the revision does not see changes made by another process sharing the directory.
     package func lookupWithRevision(_ key: CacheKey) throws -> (entries: [CacheEntry], revision: UInt64?) {
         if let held = memory.entriesAndRevision(for: key) { return (held.entries, held.revision) }
+        waitForEntryOnItsWay(key)
         return (try lookupInIndex(key), nil)
     }
 }

@@ -32,8 +32,10 @@ public struct StoreStatistics: Sendable, Hashable {
 }
 
 extension CacheStore {
-    /// Counts entries and bytes, in total and per host.
+    /// Counts entries and bytes, in total and per host, entries on their way into the index
+    /// included (it waits for them).
     public func statistics() throws -> StoreStatistics {
+        newRows.waitForSubmittedRows()
         flushAccesses()
         return try database("read cache statistics") {
             try pool.read { db in
@@ -57,8 +59,10 @@ extension CacheStore {
     }
 
     /// Entries of this namespace, most recently used first, optionally for one host or group;
-    /// bodies are not loaded (``readBody(_:)`` fetches them).
+    /// bodies are not loaded (``readBody(_:)`` fetches them). Entries on their way into the index
+    /// are waited for and listed.
     public func entries(host: String? = nil, group: String? = nil, limit: Int? = nil) throws -> [CacheEntry] {
+        newRows.waitForSubmittedRows()
         flushAccesses()
         var conditions = ["namespace = ?"]
         var arguments: StatementArguments = [namespace]

@@ -129,6 +129,28 @@ extension CacheStore {
         return inserted(new, id: id, key: key, varyKey: varyKey, body: body, size: size, now: now)
     }
 
+    /// ``insert(_:key:varyKey:body:size:)`` that does not wait: the row goes to the next
+    /// transaction and `completion` runs on the writer's queue once it is in (or failed).
+    /// Meanwhile lookups of `key` in this process wait for it (``lookup(_:)``), so a request that
+    /// follows still finds the entry.
+    func insertWithoutWaiting(
+        _ new: NewEntry, key: CacheKey, varyKey: String, body: BodyLocation, size: Int,
+        completion: @escaping @Sendable (Result<CacheEntry, any Error>) -> Void
+    ) {
+        let now = configuration.now()
+        let row = makeRow(new, key: key, varyKey: varyKey, body: body, size: size, now: now)
+        memory.entryOnItsWay(key)
+        newRows.submit(NewRow(row: row, removalMark: new.removalMark), writer: { [self] in writeNewRows($0) }) {
+            [self] result in
+            memory.entryArrived(key)
+            completion(
+                result.map { inserted(new, id: $0, key: key, varyKey: varyKey, body: body, size: size, now: now) })
+        }
+    }
+
+    /// New entries submitted and not yet written to the index.
+    package var entriesOnTheirWay: Int { newRows.pendingCount }
+
     private func inserted(
         _ new: NewEntry, id: Int64, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date
     ) -> CacheEntry {

@@ -110,9 +110,11 @@ public final class CacheStore: Sendable {
             POSIX.closeFile(lockFile)
             throw error
         }
+        WritesAtExit.register(self)
     }
 
     deinit {
+        WritesAtExit.unregister(self)
         // Not through `accessWrites`: a write queued there holds the store, so none is running.
         writePendingAccesses()
         POSIX.closeFile(lockFile)
@@ -121,9 +123,22 @@ public final class CacheStore: Sendable {
     // MARK: Reading
 
     /// Every stored variant for `key` (memory first, then the index); empty on a miss.
+    /// An entry stored without waiting for the index (``BodyWriter/commitWithoutWaiting(whenWritten:)``)
+    /// is found too: the lookup waits for it to be written.
     public func lookup(_ key: CacheKey) throws -> [CacheEntry] {
         if let entries = memory.entries(for: key) { return entries }
+        waitForEntryOnItsWay(key)
         return try lookupInIndex(key)
+    }
+
+    /// Returns once no new entry for `key` is on its way into the index (at once when none is):
+    /// blocks the thread while the index writes the entries submitted so far.
+    func waitForEntryOnItsWay(_ key: CacheKey) {
+        // Bounded: each wait lets every entry submitted before it in; a key stored again and
+        // again meanwhile is read as the index has it after the third.
+        for _ in 0..<3 where memory.isOnItsWay(key) {
+            newRows.waitForSubmittedRows()
+        }
     }
 
     /// The variants for `key` read from the index, then held by the memory tier.

@@ -103,6 +103,24 @@ public final class BodyWriter {
         return try recorded { try stored.get() }
     }
 
+    /// Stores the entry without waiting for the index: the row joins the next transaction and
+    /// `whenWritten` runs on the index writer's queue once it is in, or with the error that kept
+    /// it out (then the body file is deleted). Returns `false` when the body was abandoned for
+    /// its size (nothing is stored and `whenWritten` never runs).
+    public func commitWithoutWaiting(
+        whenWritten: @escaping @Sendable (Result<CacheEntry, any Error>) -> Void = { _ in }
+    ) throws -> Bool {
+        guard let body = try finishBody() else { return false }
+        // The file now belongs to the row on its way in; a failure deletes it there.
+        fileName = nil
+        let files = store.files
+        store.insertWithoutWaiting(entry, key: key, varyKey: varyKey, body: body, size: size) { result in
+            if case .failure = result, case .file(let name, _) = body { POSIX.unlinkIfPresent(files.path(name)) }
+            whenWritten(result)
+        }
+        return true
+    }
+
     /// Stores the entry with `response` as its head instead of the one it was made with (a body
     /// cut short is kept as the part that arrived); otherwise as ``commit()``.
     @discardableResult

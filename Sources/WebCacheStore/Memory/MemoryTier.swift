@@ -34,6 +34,8 @@ final class MemoryTier: Sendable {
         var bytes = 0
         var generation: UInt64 = 0
         var revision: UInt64 = 0
+        /// Keys with a new entry on its way into the index, and how many: not held meanwhile.
+        var onTheirWay: [CacheKey: Int] = [:]
     }
 
     let capacity: Int
@@ -72,13 +74,14 @@ final class MemoryTier: Sendable {
         entriesAndRevision(for: key)?.entries
     }
 
-    /// Holds `entries` for `key`, unless the tier was invalidated since `generation`.
+    /// Holds `entries` for `key`, unless the tier was invalidated since `generation` or a new
+    /// entry for `key` is on its way into the index.
     func set(_ entries: [CacheEntry], for key: CacheKey, ifGeneration generation: UInt64) {
         guard isEnabled else { return }
         let cost = Self.cost(of: entries)
         guard cost <= capacity else { return }
         state.withLock { state in
-            guard state.generation == generation else { return }
+            guard state.generation == generation, state.onTheirWay[key] == nil else { return }
             if let node = state.nodes[key] {
                 state.bytes += cost - node.cost
                 node.entries = entries
@@ -147,6 +150,37 @@ final class MemoryTier: Sendable {
             }
             return state.nodes[key] != nil
         }
+    }
+
+    /// A new entry for `key` is on its way into the index: what is held for `key` goes, lookups
+    /// under way do not put back what they read, and none holds `key` again until
+    /// ``entryArrived(_:)``. Works with the tier off too (the index's readers ask
+    /// ``isOnItsWay(_:)``).
+    func entryOnItsWay(_ key: CacheKey) {
+        state.withLock { state in
+            state.onTheirWay[key, default: 0] += 1
+            state.generation &+= 1
+            state.revision &+= 1
+            if let node = state.nodes[key] { Self.remove(node, in: &state) }
+        }
+    }
+
+    /// The entry announced by ``entryOnItsWay(_:)`` is in the index, or failed to get there.
+    func entryArrived(_ key: CacheKey) {
+        state.withLock { state in
+            if let count = state.onTheirWay[key], count > 1 {
+                state.onTheirWay[key] = count - 1
+            } else {
+                state.onTheirWay[key] = nil
+            }
+            state.generation &+= 1
+            state.revision &+= 1
+        }
+    }
+
+    /// Whether a new entry for `key` is on its way into the index.
+    func isOnItsWay(_ key: CacheKey) -> Bool {
+        state.withLock { $0.onTheirWay[key] != nil }
     }
 
     func invalidate(_ keys: some Sequence<CacheKey>) {

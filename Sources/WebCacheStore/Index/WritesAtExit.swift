@@ -1,0 +1,46 @@
+import HTTPCaching
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Entries stored without waiting for the index (``BodyWriter/commitWithoutWaiting(whenWritten:)``)
+/// are written before the process exits normally (`exit`, or the end of `main`): every open
+/// store is registered here, and an `atexit` handler waits for the rows each still has on their
+/// way. A process killed outright loses them, as it loses anything not yet written; the store
+/// stays consistent either way.
+enum WritesAtExit {
+    /// Weak, so that registering keeps no store open (a weak reference is read atomically).
+    private final class Registered: @unchecked Sendable {
+        weak var store: CacheStore?
+        init(_ store: CacheStore) { self.store = store }
+    }
+
+    private static let stores = Locked<[ObjectIdentifier: Registered]>([:])
+    private static let handlerInstalled = Locked(false)
+
+    /// Has `store`'s pending rows written at exit.
+    static func register(_ store: CacheStore) {
+        stores.withLock { $0[ObjectIdentifier(store)] = Registered(store) }
+        let install = handlerInstalled.withLock { installed in
+            defer { installed = true }
+            return !installed
+        }
+        if install { atexit { WritesAtExit.writeAll() } }
+    }
+
+    /// Forgets `store` (it is going away).
+    static func unregister(_ store: CacheStore) {
+        stores.withLock { $0[ObjectIdentifier(store)] = nil }
+    }
+
+    /// Writes what every open store has on its way (the `atexit` handler).
+    static func writeAll() {
+        let open = stores.withLock { $0.values.compactMap(\.store) }
+        for store in open { store.newRows.waitForSubmittedRows() }
+    }
+}
