@@ -178,11 +178,17 @@ extension HTTPCache {
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
     }
 
-    /// Copies the origin's body to the readers and the store; the entry is committed before
-    /// the readers see the end, so a request that follows the response finds it stored. The
+    /// Copies the origin's body to the readers and the store. The entry is on its way into the
+    /// index before the readers see the end, and the end does not wait for the index: a lookup
+    /// in this process waits for an entry on its way (``CacheStore/lookup(_:)``), so a request
+    /// that follows the response finds it stored, and a miss is not held up by the index's
+    /// transaction (nor by a checkpoint of its log, which syncs to disk). The
     /// store gets `plan`'s bytes around the body (the rest of a part it combines with); a body
     /// of another length than announced is not stored, except a 200 cut short, which is kept as
     /// the part that arrived (RFC 9111 §3.3), never served as complete.
+    /// Rows waiting for the index past which a miss waits for them before it ends.
+    static let entriesOnTheirWayBeforeWaiting = 256
+
     func pumpBody(
         _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
         release: @Sendable () async -> Void
@@ -238,7 +244,18 @@ extension HTTPCache {
                     writer?.cancel()
                 } else {
                     if !plan.after.isEmpty { try writer?.write(plan.after) }
-                    try await writer?.commitWithoutBlocking()
+                    let url = url
+                    _ = try writer?.commitWithoutWaiting { [self] result in
+                        if case .failure(let error) = result {
+                            notStored(
+                                error, "could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
+                        }
+                    }
+                    // Misses faster than the index takes their rows wait for it rather than
+                    // pile up rows in memory.
+                    if store.entriesOnTheirWay > Self.entriesOnTheirWayBeforeWaiting {
+                        await store.entriesOnTheirWayWritten()
+                    }
                 }
             } catch {
                 notStored(error, "could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
