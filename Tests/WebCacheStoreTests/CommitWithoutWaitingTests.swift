@@ -135,4 +135,19 @@ struct CommitWithoutWaitingTests {
             #expect(try other.lookup(Entries.key(url)).count == 1)
         }
     }
+
+    @Test("an exit waits a bounded time for a writer that is stuck, then for one that is not")
+    func exitWaitIsBounded() async throws {
+        try await TemporaryDirectory.with { directory in
+            let held = HeldWriter()
+            let store = try Self.openStore(directory, held: held)
+            let writer = try store.makeWriter(for: Entries.make("https://example.com/stuck"))
+            #expect(try writer.commitWithoutWaiting())
+            await onOwnThread { held.entered.wait() }
+            #expect(!(await onOwnThread { store.newRows.waitForSubmittedRows(atMost: .milliseconds(50)) }))
+            held.release.signal()
+            #expect(await onOwnThread { store.newRows.waitForSubmittedRows(atMost: .seconds(10)) })
+            #expect(await onOwnThread { store.newRows.waitForSubmittedRows(atMost: .milliseconds(1)) })
+        }
+    }
 }

@@ -88,6 +88,14 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         done.wait()
     }
 
+    /// ``waitForSubmittedRows()`` for at most `limit`; `false` when the rows were not all written
+    /// by then (a stuck disk must not hold the process's exit forever).
+    func waitForSubmittedRows(atMost limit: DispatchTimeInterval) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        guard addBarrier({ done.signal() }) else { return true }
+        return done.wait(timeout: .now() + limit) == .success
+    }
+
     /// ``waitForSubmittedRows()`` that suspends rather than blocks: for a caller on an event
     /// loop or Swift's cooperative pool, whose thread others need meanwhile.
     func submittedRowsWritten() async {

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPCaching
 
 #if canImport(Glibc)
@@ -12,7 +13,8 @@ import Darwin
 /// are written before the process exits normally (`exit`, or the end of `main`): every open
 /// store is registered here, and an `atexit` handler waits for the rows each still has on their
 /// way. A process killed outright loses them, as it loses anything not yet written; the store
-/// stays consistent either way.
+/// stays consistent either way. A store whose writer is stuck (a disk that hangs) holds the exit
+/// at most ``limit``.
 enum WritesAtExit {
     /// Weak, so that registering keeps no store open (a weak reference is read atomically).
     private final class Registered: @unchecked Sendable {
@@ -41,6 +43,11 @@ enum WritesAtExit {
     /// Writes what every open store has on its way (the `atexit` handler).
     static func writeAll() {
         let open = stores.withLock { $0.values.compactMap(\.store) }
-        for store in open { store.newRows.waitForSubmittedRows() }
+        for store in open where !store.newRows.waitForSubmittedRows(atMost: limit) {
+            store.logger.warning("exiting with entries not yet in the index after \(limit): they are not stored")
+        }
     }
+
+    /// How long an exit waits for each store's entries on their way.
+    static let limit = DispatchTimeInterval.seconds(5)
 }
