@@ -158,8 +158,10 @@ final class MemoryTier: Sendable {
     /// ``isOnItsWay(_:)``).
     func entryOnItsWay(_ key: CacheKey) {
         state.withLock { state in
+            // No new generation: a lookup under way for this key cannot put back what it read
+            // while the key is on its way (see `set`), nor after, since the writer invalidates
+            // the key when the row is in; lookups of other keys go on undisturbed.
             state.onTheirWay[key, default: 0] += 1
-            state.generation &+= 1
             state.revision &+= 1
             if let node = state.nodes[key] { Self.remove(node, in: &state) }
         }
@@ -173,7 +175,6 @@ final class MemoryTier: Sendable {
             } else {
                 state.onTheirWay[key] = nil
             }
-            state.generation &+= 1
             state.revision &+= 1
         }
     }
