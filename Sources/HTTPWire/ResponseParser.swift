@@ -49,6 +49,11 @@ package struct ResponseParser {
         self.toHEAD = toHEAD
     }
 
+    /// Whether bytes were read that no part has been returned for yet: after the end of a
+    /// response, bytes the origin sent past it (a body longer than its `Content-Length`), which
+    /// make the connection unfit for another request.
+    package var hasUnreadBytes: Bool { lines.buffered > 0 }
+
     /// Adds bytes read from the origin.
     package mutating func append(_ bytes: ByteBuffer) {
         lines.append(bytes)

@@ -57,6 +57,23 @@ struct SwiftNIOOriginTests {
         }
     }
 
+    @Test(
+        "bytes an origin sends past the end of a response (a body longer than its Content-Length) are not read as the next response: that connection is not used again"
+    )
+    func bytesPastTheEnd() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/long") { _ in
+                TestOrigin.Response(headers: [("Content-Length", "2")], body: Data("okEXTRA".utf8))
+            }
+            origin.route("/next") { _ in .text("next") }
+            let long = try await client.fetch(Self.get(origin.url("/long")), body: nil)
+            let next = try await client.fetch(Self.get(origin.url("/next")), body: nil)
+            #expect(long.body == Data("ok".utf8))
+            #expect(next.body == Data("next".utf8))
+            #expect(origin.connectionsAccepted == 2)
+        }
+    }
+
     @Test("kept-alive connections are used again; one the origin closed meanwhile is replaced and the GET sent again")
     func keepAlive() async throws {
         try await Self.withOrigin { origin, client in

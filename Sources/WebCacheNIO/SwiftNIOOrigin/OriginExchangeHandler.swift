@@ -150,8 +150,9 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             cancelTimer()
             self.exchange = nil
             // The connection goes back to the pool before the reader learns the body is whole, so
-            // that a request it sends next finds it there.
-            exchange.finished(keepAlive)
+            // that a request it sends next finds it there — unless the origin sent bytes past the
+            // end of this response: they would be read as the start of the next one.
+            exchange.finished(keepAlive && !parser.hasUnreadBytes)
             exchange.body.finish()
         }
     }
