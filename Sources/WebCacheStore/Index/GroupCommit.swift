@@ -82,18 +82,13 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// removes the entry a response stored just before (RFC 9111 §4.4 invalidation after a miss
     /// whose answer was already sent). At once when no row is waiting. Blocks the thread, as a
     /// write to the index does; not for the writer's own queue.
-    func waitForSubmittedRows() {
-        let done = DispatchSemaphore(value: 0)
-        guard addBarrier({ done.signal() }) else { return }
-        done.wait()
-    }
-
-    /// ``waitForSubmittedRows()`` for at most `limit`; `false` when the rows were not all written
-    /// by then (a stuck disk must not hold the process's exit forever).
-    func waitForSubmittedRows(atMost limit: DispatchTimeInterval) -> Bool {
+    /// With a `limit`, waits at most that long and returns `false` when the rows were not all
+    /// written by then (a stuck disk must not hold the process's exit forever).
+    @discardableResult
+    func waitForSubmittedRows(atMost limit: DispatchTimeInterval = .never) -> Bool {
         let done = DispatchSemaphore(value: 0)
         guard addBarrier({ done.signal() }) else { return true }
-        return done.wait(timeout: .now() + limit) == .success
+        return done.wait(timeout: limit == .never ? .distantFuture : .now() + limit) == .success
     }
 
     /// ``waitForSubmittedRows()`` that suspends rather than blocks: for a caller on an event

@@ -23,16 +23,13 @@ enum WritesAtExit {
     }
 
     private static let stores = Locked<[ObjectIdentifier: Registered]>([:])
-    private static let handlerInstalled = Locked(false)
+    /// Installs the handler the first time it is read (a static's initializer runs once).
+    private static let handler: Void = { atexit { WritesAtExit.writeAll() } }()
 
     /// Has `store`'s pending rows written at exit.
     static func register(_ store: CacheStore) {
         stores.withLock { $0[ObjectIdentifier(store)] = Registered(store) }
-        let install = handlerInstalled.withLock { installed in
-            defer { installed = true }
-            return !installed
-        }
-        if install { atexit { WritesAtExit.writeAll() } }
+        handler
     }
 
     /// Forgets `store` (it is going away).

@@ -178,6 +178,9 @@ extension HTTPCache {
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
     }
 
+    /// Rows waiting for the index past which a miss waits for them before it ends.
+    static let entriesOnTheirWayBeforeWaiting = 256
+
     /// Copies the origin's body to the readers and the store. The entry is on its way into the
     /// index before the readers see the end, and the end does not wait for the index: a lookup
     /// in this process waits for an entry on its way (``CacheStore/lookup(_:)``), so a request
@@ -186,9 +189,6 @@ extension HTTPCache {
     /// store gets `plan`'s bytes around the body (the rest of a part it combines with); a body
     /// of another length than announced is not stored, except a 200 cut short, which is kept as
     /// the part that arrived (RFC 9111 §3.3), never served as complete.
-    /// Rows waiting for the index past which a miss waits for them before it ends.
-    static let entriesOnTheirWayBeforeWaiting = 256
-
     func pumpBody(
         _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
         release: @Sendable () async -> Void
