@@ -13,4 +13,25 @@ extension CacheStore {
         waitForEntryOnItsWay(key)
         return (try lookupInIndex(key), nil)
     }
+
+    /// ``lookupWithRevision(_:)`` without blocking: `nil` when a new entry for `key` is on its
+    /// way into the index (stored by ``BodyWriter/commitWithoutWaiting(whenWritten:)``), where
+    /// ``lookupWithRevision(_:)`` would block the thread until the index has it. Await
+    /// ``entryOnItsWayWritten(_:)``, then look up again.
+    package func lookupWithRevisionUnlessOnItsWay(
+        _ key: CacheKey
+    ) throws -> (entries: [CacheEntry], revision: UInt64?)? {
+        if let held = memory.entriesAndRevision(for: key) { return (held.entries, held.revision) }
+        if memory.isOnItsWay(key) { return nil }
+        return (try lookupInIndex(key), nil)
+    }
+
+    /// Returns once no new entry for `key` is on its way into the index (at once when none
+    /// is), suspending instead of blocking: the asynchronous form of the wait inside
+    /// ``lookup(_:)``, bounded the same way.
+    package func entryOnItsWayWritten(_ key: CacheKey) async {
+        for _ in 0..<3 where memory.isOnItsWay(key) {
+            await newRows.submittedRowsWritten()
+        }
+    }
 }

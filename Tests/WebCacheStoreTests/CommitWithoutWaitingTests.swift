@@ -70,6 +70,35 @@ struct CommitWithoutWaitingTests {
     }
 
     @Test(
+        "a lookup that must not block says the entry is on its way; waiting for it suspends until the index has it"
+    )
+    func lookupWithoutBlocking() async throws {
+        try await TemporaryDirectory.with { directory in
+            let held = HeldWriter()
+            let store = try Self.openStore(directory, held: held)
+            let url = "https://example.com/a"
+            let key = Entries.key(url)
+            let writer = try store.makeWriter(for: Entries.make(url))
+            try writer.write(Entries.body(100))
+            #expect(try writer.commitWithoutWaiting { _ in })
+            await onOwnThread { held.entered.wait() }
+            #expect(try store.lookupWithRevisionUnlessOnItsWay(key) == nil)
+            #expect(try store.lookupWithRevisionUnlessOnItsWay(Entries.key("https://example.com/other"))?.entries == [])
+            let arrived = Locked(false)
+            let waiting = Task {
+                await store.entryOnItsWayWritten(key)
+                arrived.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(!arrived.withLock { $0 })
+            held.release.signal()
+            await waiting.value
+            let found = try #require(try store.lookupWithRevisionUnlessOnItsWay(key))
+            #expect(found.entries.map(\.key.url) == [url])
+        }
+    }
+
+    @Test(
         "an entry whose URL was removed after its request went out is turned away: its writer hears why, its body file goes"
     )
     func turnedAwayOnItsWay() async throws {
@@ -126,9 +155,16 @@ struct CommitWithoutWaitingTests {
             try writer.write(Entries.body(100))
             #expect(try writer.commitWithoutWaiting())
             await onOwnThread { held.entered.wait() }
+            let elsewhere = try TemporaryDirectory()
+            defer { elsewhere.remove() }
+            var another: CacheStore? = try CacheStore(configuration: .test(elsewhere.url))
+            weak let closed = another
             // What the atexit handler runs.
             let exiting = Self.started { WritesAtExit.writeAll() }
             try await Task.sleep(for: .milliseconds(50))
+            // While it waits for the held writer, another store is not kept open.
+            another = nil
+            #expect(closed == nil)
             held.release.signal()
             try await exiting.value
             let other = try CacheStore(configuration: .test(directory, memory: 0))

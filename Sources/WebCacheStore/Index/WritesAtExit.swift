@@ -39,9 +39,13 @@ enum WritesAtExit {
 
     /// Writes what every open store has on its way (the `atexit` handler).
     static func writeAll() {
-        let open = stores.withLock { $0.values.compactMap(\.store) }
-        for store in open where !store.newRows.waitForSubmittedRows(atMost: limit) {
-            store.logger.warning("exiting with entries not yet in the index after \(limit): they are not stored")
+        // Each store is held only while its own rows are waited for: one whose writer is stuck
+        // must not keep the others open (a store closed meanwhile goes, and its lock with it).
+        for registered in stores.withLock({ Array($0.values) }) {
+            guard let store = registered.store else { continue }
+            if !store.newRows.waitForSubmittedRows(atMost: limit) {
+                store.logger.warning("exiting with entries not yet in the index after \(limit): they are not stored")
+            }
         }
     }
 
