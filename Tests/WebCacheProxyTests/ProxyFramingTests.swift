@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTPCaching
 import NIOCore
+import NIOPosix
 import Testing
 import WebCacheTestSupport
 
@@ -105,14 +106,7 @@ struct ProxyFramingTests {
             // The entry is held on its way into the index until the second request has been sent,
             // and a moment more: it comes while the first answer is whole and not yet stored.
             let secondSent = DispatchSemaphore(value: 0)
-            let held = Locked(false)
-            let hold: @Sendable ([String]) -> Void = { urls in
-                guard urls.contains(where: { $0.hasSuffix("/a") }),
-                    !held.withLock({ held in
-                        defer { held = true }
-                        return held
-                    })
-                else { return }
+            let hold = Self.holdingFirst("/a", held: Locked(false)) {
                 _ = secondSent.wait(timeout: .now() + .seconds(5))
                 usleep(100_000)
             }
@@ -129,6 +123,79 @@ struct ProxyFramingTests {
                 #expect(answer.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(answer)")
                 #expect(origin.count("/a") == 1)
             }
+        }
+    }
+
+    @Test(
+        "a request waiting for an entry on its way into the index leaves its event loop free: another connection's hit is answered meanwhile"
+    )
+    func waitingForTheIndexWithoutBlocking() async throws {
+        try await TestOrigin.with { origin in
+            for path in ["/a", "/b"] {
+                origin.route(path) { _ in .text("body of \(path)", headers: [("Cache-Control", "max-age=600")]) }
+            }
+            // /a's entry is held on its way into the index until the test lets it go (or 5 s).
+            let release = DispatchSemaphore(value: 0)
+            let held = Locked(false)
+            let hold = Self.holdingFirst("/a", held: held) { _ = release.wait(timeout: .now() + .seconds(5)) }
+            // One event loop: a loop blocked by the wait would hold up every connection.
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            do {
+                try await Self.whileAnEntryIsHeld(origin, hold: hold, release: release, held: held, group: group)
+            } catch {
+                try? await group.shutdownGracefully()
+                throw error
+            }
+            try await group.shutdownGracefully()
+        }
+    }
+
+    /// A `beforeWritingRows` hook that runs `wait` on the index writer's thread before the first
+    /// batch holding a URL that ends in `suffix`, holding that batch on its way in; `held` tells
+    /// when it has.
+    private static func holdingFirst(
+        _ suffix: String, held: Locked<Bool>, _ wait: @escaping @Sendable () -> Void
+    ) -> @Sendable ([String]) -> Void {
+        { urls in
+            guard urls.contains(where: { $0.hasSuffix(suffix) }),
+                !held.withLock({ held in
+                    defer { held = true }
+                    return held
+                })
+            else { return }
+            wait()
+        }
+    }
+
+    /// The body of ``waitingForTheIndexWithoutBlocking()``, on a proxy whose connections share
+    /// `group`'s one loop.
+    private static func whileAnEntryIsHeld(
+        _ origin: TestOrigin, hold: @escaping @Sendable ([String]) -> Void, release: DispatchSemaphore,
+        held: Locked<Bool>, group: MultiThreadedEventLoopGroup
+    ) async throws {
+        try await ProxyTests.withProxy(origin, adjust: { $0.store.beforeWritingRows = hold }, group: group) {
+            port, _ in
+            func get(_ path: String) async throws -> String {
+                try await RawHTTPClient.exchange(
+                    port: port, "GET \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", timeout: 3)
+            }
+            _ = try await get("/b")
+            #expect(try await get("/b").firstLine(containing: "Cache-Status")?.contains("; hit") == true)
+            #expect(try await get("/a").hasSuffix("body of /a"))
+            let waiting = try RawHTTPClient.sendWithoutReading(
+                port: port, "GET /a HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+            defer { RawHTTPClient.close(waiting) }
+            try await Task.sleep(for: .milliseconds(100))
+            // /a's entry is still held: the hit of /b comes from the same loop all the same.
+            let started = ContinuousClock.now
+            let other = try await get("/b")
+            #expect(other.hasSuffix("body of /b") && ContinuousClock.now - started < .seconds(2), "\(other)")
+            #expect(held.withLock { $0 })
+            release.signal()
+            let answer = await RawHTTPClient.receiveUntilClosed(waiting, timeout: 10) ?? ""
+            #expect(answer.hasSuffix("body of /a"), "\(answer)")
+            #expect(answer.firstLine(containing: "Cache-Status")?.contains("; hit") == true, "\(answer)")
+            #expect(origin.count("/a") == 1)
         }
     }
 

@@ -4,6 +4,7 @@ import HTTPCaching
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Testing
 import WebCache
 import WebCacheNIO
@@ -22,6 +23,7 @@ struct ProxyTests {
         clock: TestClock? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         _ body: (Int, HTTPClient) async throws -> Void
     ) async throws {
         let temporary = try TemporaryDirectory()
@@ -36,7 +38,7 @@ struct ProxyTests {
         var configuration = ProxyConfiguration(
             port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
         configure(&configuration)
-        let proxy = CachingProxy(cache: cache, configuration: configuration)
+        let proxy = CachingProxy(cache: cache, configuration: configuration, group: group)
         let serving = Task { try await proxy.run() }
         let proxyPort = try await boundPort(of: proxy)
         let client = HTTPClient(

@@ -26,6 +26,8 @@ struct SharedAnswerTests {
                 }
                 return (answer, offers)
             }
+            // storedAnswer never waits for the index writer; storedResponse does, so the entry is in.
+            #expect(h.cache.storedResponse(for: Fixtures.request(.get, url.absoluteString, [])) != nil)
             _ = ask(holds: false)  // the first answer after the fill may come before the store's revision settles
             let built = ask(holds: false)
             guard case .built(let response)? = built.answer else {
@@ -84,6 +86,8 @@ struct SharedAnswerTests {
                 }
                 return offers
             }
+            // storedAnswer never waits for the index writer; storedResponse does, so the entry is in.
+            #expect(h.cache.storedResponse(for: Fixtures.request(.get, url.absoluteString, [])) != nil)
             _ = offers([])  // the first answer after the fill may come before the store's revision settles
             let whole = try #require(offers([]).first)
             #expect(whole.bodyInFile && whole.range == nil)

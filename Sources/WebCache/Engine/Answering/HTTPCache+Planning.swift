@@ -22,18 +22,24 @@ extension HTTPCache {
         /// A fresh answer the caller already holds encoded (``storedAnswer(for:url:bodyFilesFrom:sharing:)``):
         /// counted and recorded, not built again.
         case answeredBefore(ReplayTerms, AnswerOffer)
+        /// A new entry for `key` is on its way into the index (a miss just answered): decide
+        /// again once ``CacheStore/entryOnItsWayWritten(_:)`` returns, rather than block the
+        /// thread for the index writer.
+        case entryOnItsWay(CacheKey)
     }
 
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
     /// allow, a `304` to the client's own conditional request, a blocked URL, or the `504` of
     /// `only-if-cached`. Returns `nil` when the answer needs the origin; then
     /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:interim:)``
-    /// answer it (and decide again). Never suspends, so an event loop may call it directly.
+    /// answer it (and decide again). Never suspends, so an event loop may call it directly; while
+    /// the entry of a miss just answered is still on its way into the index (a millisecond or
+    /// so), it waits for the index writer.
     ///
     /// Requests with a body (other than GET and HEAD) always need the origin.
     public func storedResponse(for request: HTTPRequest, mode: RequestMode = .default) -> CacheResponse? {
         guard request.method == .get || request.method == .head,
-            case .answer(let response)? = try? plan(request, mode: mode)
+            case .answer(let response)? = try? plan(request, mode: mode, blockingForEntriesOnTheirWay: true)
         else { return nil }
         count { $0.requests += 1 }
         return response
@@ -48,6 +54,11 @@ extension HTTPCache {
     /// it is one range of a body sent from its file) is offered to `sharing` first
     /// (``AnswerOffer``). When `sharing` returns `true` the caller sends what it holds: the hit
     /// is counted and recorded, and neither head nor body is built.
+    ///
+    /// Unlike ``storedResponse(for:mode:)`` it never waits for the index writer: while a new
+    /// entry for the URL is on its way into the index it returns `nil`, and the caller's
+    /// asynchronous path (``streamingResponse(for:body:mode:interim:)``) suspends until the entry
+    /// is in, leaving the event loop to its other connections.
     package func storedAnswer(
         for request: HTTPRequest, url: URL, bodyFilesFrom minimumSize: Int?,
         sharing: (AnswerOffer) -> Bool
@@ -86,11 +97,12 @@ extension HTTPCache {
     ) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
-        switch try plan(request, url: url, mode: mode) {
+        switch try await planAfterEntriesOnTheirWay(request, url: url, mode: mode) {
         case .answer(let response):
             return response
-        case .answeredBefore:
-            // Never: only storedAnswer(…) plans with encodings to share.
+        case .answeredBefore, .entryOnItsWay:
+            // Never: only storedAnswer(…) plans with encodings to share, and entries on their
+            // way were waited for.
             return try await respond(to: request, url: url, body: body, mode: mode, interim: interim)
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
@@ -105,7 +117,11 @@ extension HTTPCache {
             ) { [self] in
                 // Decided again once the fetch it joined is stored: a hit (counted as one) for
                 // the request as the client sent it.
-                guard case .answer(let stored)? = try? plan(request, url: url, mode: mode) else { return nil }
+                // fetchAndRespond waited for its entry to reach the index first.
+                guard
+                    case .answer(let stored)? = try? plan(
+                        request, url: url, mode: mode, blockingForEntriesOnTheirWay: true)
+                else { return nil }
                 return stored
             }
             // Answered from the store after all: counted as the hit it is, not as a miss.
@@ -121,11 +137,25 @@ extension HTTPCache {
         }
     }
 
+    /// ``plan(_:url:mode:bodyFilesFrom:sharing:blockingForEntriesOnTheirWay:)``, suspending while
+    /// a new entry for the request's key is on its way into the index: twice at most, then the
+    /// plan blocks for the rest (a key stored again and again meanwhile).
+    func planAfterEntriesOnTheirWay(_ request: HTTPRequest, url: URL?, mode: RequestMode) async throws -> Step {
+        for _ in 0..<2 {
+            let step = try plan(request, url: url, mode: mode)
+            guard case .entryOnItsWay(let key) = step else { return step }
+            await store.entryOnItsWayWritten(key)
+        }
+        return try plan(request, url: url, mode: mode, blockingForEntriesOnTheirWay: true)
+    }
+
     /// Decides what answering `request` takes; answers from the store are made here (and counted
-    /// as hits, stale answers or blocks), trips to the origin are left to the caller.
+    /// as hits, stale answers or blocks), trips to the origin are left to the caller. While a new
+    /// entry for the key is on its way into the index, ``Step/entryOnItsWay(_:)``, unless
+    /// `blockingForEntriesOnTheirWay` (then the lookup blocks the thread until the index has it).
     func plan(
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
-        sharing: ((AnswerOffer) -> Bool)? = nil
+        sharing: ((AnswerOffer) -> Bool)? = nil, blockingForEntriesOnTheirWay: Bool = false
     ) throws -> Step {
         let settings = settingsInForce
         let policy = settings.policy
@@ -158,7 +188,12 @@ extension HTTPCache {
         let candidates: [CacheEntry]
         let storeRevision: UInt64?
         do {
-            (candidates, storeRevision) = try store.lookupWithRevision(key)
+            if blockingForEntriesOnTheirWay {
+                (candidates, storeRevision) = try store.lookupWithRevision(key)
+            } else {
+                guard let found = try store.lookupWithRevisionUnlessOnItsWay(key) else { return .entryOnItsWay(key) }
+                (candidates, storeRevision) = found
+            }
         } catch {
             storeProblem("cache lookup failed for \(key), going to the network: \(error)")
             (candidates, storeRevision) = ([], nil)

@@ -115,6 +115,7 @@ extension HTTPCache {
         }
         if collapsed, result.storing != nil, let onceStored, result.body.hasArrivedWhole {
             await result.body.ended()
+            await store.entryOnItsWayWritten(key)
             if let stored = onceStored() { return stored }
         }
         var status = CacheStatus(
