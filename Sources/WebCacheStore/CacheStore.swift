@@ -135,11 +135,22 @@ public final class CacheStore: Sendable {
     /// blocks the thread while the index writes the entries submitted so far.
     func waitForEntryOnItsWay(_ key: CacheKey) {
         // Bounded: each wait lets every entry submitted before it in; a key stored again and
-        // again meanwhile is read as the index has it after the third.
+        // again meanwhile is read as the index has it after the third, and a writer stuck on a
+        // hung disk holds a lookup for at most the patience.
         for _ in 0..<3 where memory.isOnItsWay(key) {
-            newRows.waitForSubmittedRows()
+            guard newRows.waitForSubmittedRows(atMost: Self.entryOnItsWayPatience) else {
+                logger.warning(
+                    "the index has not taken \(key)'s new entry after \(Self.entryOnItsWayPatience); looking up without it"
+                )
+                return
+            }
         }
     }
+
+    /// How long a lookup waits for a new entry of its key to reach the index before it reads the
+    /// index without it: the writer takes a millisecond or so, a checkpoint tens; one stuck on a
+    /// hung disk must not hold lookups forever.
+    package static let entryOnItsWayPatience = DispatchTimeInterval.seconds(2)
 
     /// The variants for `key` read from the index, then held by the memory tier.
     func lookupInIndex(_ key: CacheKey) throws -> [CacheEntry] {

@@ -150,6 +150,30 @@ struct ProxyFramingTests {
         }
     }
 
+    @Test(
+        "an index writer that is stuck holds a request for its entry only so long: then the request goes to the origin"
+    )
+    func stuckWriter() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/a") { _ in .text("body of /a", headers: [("Cache-Control", "max-age=600")]) }
+            let release = DispatchSemaphore(value: 0)
+            let hold = Self.holdingFirst("/a", held: Locked(false)) { _ = release.wait(timeout: .now() + .seconds(20)) }
+            defer { release.signal() }
+            try await ProxyTests.withProxy(origin, adjust: { $0.store.beforeWritingRows = hold }) { port, _ in
+                let request = "GET /a HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+                #expect(try await RawHTTPClient.exchange(port: port, request).hasSuffix("body of /a"))
+                let started = ContinuousClock.now
+                let again = try await RawHTTPClient.exchange(port: port, request, timeout: 10)
+                let waited = ContinuousClock.now - started
+                #expect(again.hasSuffix("body of /a"), "\(again)")
+                #expect(again.firstLine(containing: "Cache-Status")?.contains("fwd=uri-miss") == true, "\(again)")
+                #expect(origin.count("/a") == 2)
+                #expect(waited >= .seconds(1.5) && waited < .seconds(8), "waited \(waited)")
+                release.signal()
+            }
+        }
+    }
+
     /// A `beforeWritingRows` hook that runs `wait` on the index writer's thread before the first
     /// batch holding a URL that ends in `suffix`, holding that batch on its way in; `held` tells
     /// when it has.

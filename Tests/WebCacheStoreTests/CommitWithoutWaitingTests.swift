@@ -83,10 +83,13 @@ struct CommitWithoutWaitingTests {
             #expect(try writer.commitWithoutWaiting { _ in })
             await onOwnThread { held.entered.wait() }
             #expect(try store.lookupWithRevisionUnlessOnItsWay(key) == nil)
+            // A bounded wait runs out while the writer is held; the index alone has nothing yet.
+            #expect(!(await store.entryOnItsWayWritten(key, atMost: .milliseconds(50))))
+            #expect(try store.lookupWithRevisionUnlessOnItsWay(key, ignoringEntriesOnTheirWay: true)?.entries == [])
             #expect(try store.lookupWithRevisionUnlessOnItsWay(Entries.key("https://example.com/other"))?.entries == [])
             let arrived = Locked(false)
             let waiting = Task {
-                await store.entryOnItsWayWritten(key)
+                #expect(await store.entryOnItsWayWritten(key, atMost: .seconds(10)))
                 arrived.withLock { $0 = true }
             }
             try await Task.sleep(for: .milliseconds(100))

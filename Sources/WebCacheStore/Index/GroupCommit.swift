@@ -91,11 +91,24 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         return done.wait(timeout: limit == .never ? .distantFuture : .now() + limit) == .success
     }
 
-    /// ``waitForSubmittedRows()`` that suspends rather than blocks: for a caller on an event
-    /// loop or Swift's cooperative pool, whose thread others need meanwhile.
-    func submittedRowsWritten() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if !addBarrier({ continuation.resume() }) { continuation.resume() }
+    /// ``waitForSubmittedRows(atMost:)`` that suspends rather than blocks: for a caller on an
+    /// event loop or Swift's cooperative pool, whose thread others need meanwhile. With a
+    /// `limit`, `false` when the rows were not all written by then.
+    @discardableResult
+    func submittedRowsWritten(atMost limit: DispatchTimeInterval = .never) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            // Resumed once: by the barrier, or by the deadline when it comes first.
+            let waiting = Locked<CheckedContinuation<Bool, Never>?>(continuation)
+            let resume: @Sendable (Bool) -> Void = { written in
+                waiting.withLock { waiting in
+                    defer { waiting = nil }
+                    return waiting
+                }?.resume(returning: written)
+            }
+            guard addBarrier({ resume(true) }) else { return resume(true) }
+            if limit != .never {
+                DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(false) }
+            }
         }
     }
 

@@ -39,7 +39,7 @@ extension HTTPCache {
     /// Requests with a body (other than GET and HEAD) always need the origin.
     public func storedResponse(for request: HTTPRequest, mode: RequestMode = .default) -> CacheResponse? {
         guard request.method == .get || request.method == .head,
-            case .answer(let response)? = try? plan(request, mode: mode, blockingForEntriesOnTheirWay: true)
+            case .answer(let response)? = try? plan(request, mode: mode, entriesOnTheirWay: .waitedFor)
         else { return nil }
         count { $0.requests += 1 }
         return response
@@ -120,7 +120,7 @@ extension HTTPCache {
                 // fetchAndRespond waited for its entry to reach the index first.
                 guard
                     case .answer(let stored)? = try? plan(
-                        request, url: url, mode: mode, blockingForEntriesOnTheirWay: true)
+                        request, url: url, mode: mode, entriesOnTheirWay: .ignored)
                 else { return nil }
                 return stored
             }
@@ -137,25 +137,40 @@ extension HTTPCache {
         }
     }
 
-    /// ``plan(_:url:mode:bodyFilesFrom:sharing:blockingForEntriesOnTheirWay:)``, suspending while
-    /// a new entry for the request's key is on its way into the index: twice at most, then the
-    /// plan blocks for the rest (a key stored again and again meanwhile).
+    /// ``plan(_:url:mode:bodyFilesFrom:sharing:entriesOnTheirWay:)``, suspending while a new entry
+    /// for the request's key is on its way into the index: twice at most (a key stored again and
+    /// again meanwhile), each time for the store's patience at most (an index writer stuck on a
+    /// hung disk must not hold requests forever); then decided on what the index holds.
     func planAfterEntriesOnTheirWay(_ request: HTTPRequest, url: URL?, mode: RequestMode) async throws -> Step {
         for _ in 0..<2 {
             let step = try plan(request, url: url, mode: mode)
             guard case .entryOnItsWay(let key) = step else { return step }
-            await store.entryOnItsWayWritten(key)
+            guard await store.entryOnItsWayWritten(key, atMost: CacheStore.entryOnItsWayPatience) else {
+                storeProblem(
+                    "the index has not taken \(key)'s new entry after \(CacheStore.entryOnItsWayPatience); deciding without it"
+                )
+                break
+            }
         }
-        return try plan(request, url: url, mode: mode, blockingForEntriesOnTheirWay: true)
+        return try plan(request, url: url, mode: mode, entriesOnTheirWay: .ignored)
+    }
+
+    /// What a plan does when a new entry for the request's key is on its way into the index.
+    enum EntriesOnTheirWay {
+        /// Returns ``Step/entryOnItsWay(_:)`` (the caller may suspend until it is in).
+        case reported
+        /// Blocks the thread until the index has it (a synchronous caller that wants the hit).
+        case waitedFor
+        /// Decides on the entries the index holds now.
+        case ignored
     }
 
     /// Decides what answering `request` takes; answers from the store are made here (and counted
     /// as hits, stale answers or blocks), trips to the origin are left to the caller. While a new
-    /// entry for the key is on its way into the index, ``Step/entryOnItsWay(_:)``, unless
-    /// `blockingForEntriesOnTheirWay` (then the lookup blocks the thread until the index has it).
+    /// entry for the key is on its way into the index, what `entriesOnTheirWay` says.
     func plan(
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
-        sharing: ((AnswerOffer) -> Bool)? = nil, blockingForEntriesOnTheirWay: Bool = false
+        sharing: ((AnswerOffer) -> Bool)? = nil, entriesOnTheirWay: EntriesOnTheirWay = .reported
     ) throws -> Step {
         let settings = settingsInForce
         let policy = settings.policy
@@ -188,10 +203,14 @@ extension HTTPCache {
         let candidates: [CacheEntry]
         let storeRevision: UInt64?
         do {
-            if blockingForEntriesOnTheirWay {
+            switch entriesOnTheirWay {
+            case .waitedFor:
                 (candidates, storeRevision) = try store.lookupWithRevision(key)
-            } else {
-                guard let found = try store.lookupWithRevisionUnlessOnItsWay(key) else { return .entryOnItsWay(key) }
+            case .reported, .ignored:
+                guard
+                    let found = try store.lookupWithRevisionUnlessOnItsWay(
+                        key, ignoringEntriesOnTheirWay: entriesOnTheirWay == .ignored)
+                else { return .entryOnItsWay(key) }
                 (candidates, storeRevision) = found
             }
         } catch {

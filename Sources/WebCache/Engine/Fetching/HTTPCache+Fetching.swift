@@ -115,8 +115,11 @@ extension HTTPCache {
         }
         if collapsed, result.storing != nil, let onceStored, result.body.hasArrivedWhole {
             await result.body.ended()
-            await store.entryOnItsWayWritten(key)
-            if let stored = onceStored() { return stored }
+            if await store.entryOnItsWayWritten(key, atMost: CacheStore.entryOnItsWayPatience),
+                let stored = onceStored()
+            {
+                return stored
+            }
         }
         var status = CacheStatus(
             cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
