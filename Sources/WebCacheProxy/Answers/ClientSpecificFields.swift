@@ -1,4 +1,5 @@
 import HTTPWire
+
 /// Request fields that each client sends its own way and that no cached answer is chosen or
 /// built by (RFC 9111 reads none of them to reuse a stored response): the browser and its
 /// version, its cookies, the page it came from, what it accepts, fetch metadata and tracing ids.

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
@@ -19,10 +20,9 @@ import WebCache
 /// answer: all but its `Content-Range` and `Content-Length`, which are written per request.
 /// Requests with a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
 /// `If-Unmodified-Since`) or other ranges are answered per request and never kept. Bounded in
-/// count and bytes; when full it starts again empty.
+/// count and bytes; when full, the oldest encodings go one by one to make room.
 final class EncodedAnswers: Sendable {
-    /// Entries answered within one second, at most: a table that fills up within the second is
-    /// emptied and shares nothing.
+    /// Entries answered within one second, at most: past it, the oldest encodings make room.
     static let capacity = 1 << 14
     /// Bytes of encodings held: whole answers of small bodies, heads of bodies sent from files.
     static let byteBudget = 16 << 20
@@ -70,7 +70,7 @@ final class EncodedAnswers: Sendable {
     }
 
     private struct State {
-        var encodings: [Key: (encoding: Encoding, status: Int)] = [:]
+        var encodings = BoundedTable<Key, (encoding: Encoding, status: Int)>(capacity: EncodedAnswers.capacity)
         var bytes = 0
     }
 
@@ -95,14 +95,16 @@ final class EncodedAnswers: Sendable {
         let size = encoding.bytes.readableBytes
         guard size <= Self.largestAnswer else { return }
         state.withLockedValue { state in
-            if state.encodings.count >= Self.capacity || state.bytes + size > Self.byteBudget {
-                state.encodings.removeAll(keepingCapacity: true)
-                state.bytes = 0
-            }
-            if let replaced = state.encodings.updateValue((encoding, status), forKey: key) {
-                state.bytes -= replaced.encoding.bytes.readableBytes
+            let (replaced, letGo) = state.encodings.updateValue((encoding, status), forKey: key)
+            for gone in [replaced, letGo] {
+                if let gone { state.bytes -= gone.encoding.bytes.readableBytes }
             }
             state.bytes += size
+            // The oldest go, one by one, until the rest fit (never the new one: it is far below
+            // the budget).
+            while state.bytes > Self.byteBudget, let gone = state.encodings.removeOldest() {
+                state.bytes -= gone.encoding.bytes.readableBytes
+            }
         }
     }
 }

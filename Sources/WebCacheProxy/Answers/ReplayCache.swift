@@ -1,3 +1,4 @@
+import HTTPCaching
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -65,8 +66,8 @@ final class RecordedAnswer: Sendable {
 
 /// Encoded answers to recent requests, sent again while the engine confirms they stand
 /// (`HTTPCache.confirmReplay`): a hit replayed this way skips routing, the reuse decision and the
-/// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full
-/// it starts again empty.
+/// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full,
+/// the oldest answers go one by one to make room.
 ///
 /// Only a request seen before is worth keeping an answer for (``admits(_:)``): where every
 /// request is for something new (a crawler, a preloader) keeping each answer would cost an
@@ -104,7 +105,7 @@ final class ReplayCache: Sendable {
     }
 
     private struct State {
-        var answers: [RequestIdentity: RecordedAnswer] = [:]
+        var answers = BoundedTable<RequestIdentity, RecordedAnswer>(capacity: ReplayCache.capacity)
         var cost = Cost()
         /// Hashes of request heads seen once, whose answers were not kept: one slot per hash (its
         /// low bits), so noting and finding one is a single array access — a later head whose
@@ -145,16 +146,18 @@ final class ReplayCache: Sendable {
         let cost = Self.cost(of: answer)
         guard cost.memory <= Self.largestAnswer, cost.files <= Self.largestWireFile else { return }
         state.withLockedValue { state in
-            if state.answers.count >= Self.capacity || state.cost.memory + cost.memory > Self.byteBudget
-                || state.cost.files + cost.files > Self.wireFileBudget
-            {
-                state.answers.removeAll(keepingCapacity: true)
-                state.cost = Cost()
-            }
-            if let replaced = state.answers.updateValue(answer, forKey: identity) {
-                state.cost.subtract(Self.cost(of: replaced))
+            let (replaced, letGo) = state.answers.updateValue(answer, forKey: identity)
+            for gone in [replaced, letGo] {
+                if let gone { state.cost.subtract(Self.cost(of: gone)) }
             }
             state.cost.add(cost)
+            // The oldest go, one by one, until the rest fit (never the new one: one answer is
+            // far below either budget).
+            while state.cost.memory > Self.byteBudget || state.cost.files > Self.wireFileBudget,
+                let gone = state.answers.removeOldest()
+            {
+                state.cost.subtract(Self.cost(of: gone))
+            }
         }
     }
 

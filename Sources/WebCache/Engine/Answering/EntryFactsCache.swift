@@ -7,7 +7,7 @@ import WebCacheStore
 ///
 /// Keyed by entry, and checked against the entry's exchange times: an entry refreshed by a 304
 /// (new times) or a new entry that happens to reuse an identity gets new facts. When full, the
-/// table starts again empty, which costs one parse per entry served next.
+/// oldest facts make room for each new entry's (``HTTPCaching/BoundedTable``).
 final class EntryFactsCache: Sendable {
     /// A class, so that taking one out of the table costs one retain, not one per field.
     private final class Item: Sendable {
