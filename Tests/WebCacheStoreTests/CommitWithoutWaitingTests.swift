@@ -82,11 +82,13 @@ struct CommitWithoutWaitingTests {
             try writer.write(Entries.body(100))
             #expect(try writer.commitWithoutWaiting { _ in })
             await onOwnThread { held.entered.wait() }
-            #expect(try store.lookupWithRevisionUnlessOnItsWay(key) == nil)
+            #expect(try store.lookupWithRevision(key, entryOnItsWay: .report) == nil)
             // A bounded wait runs out while the writer is held; the index alone has nothing yet.
             #expect(!(await store.entryOnItsWayWritten(key, atMost: .milliseconds(50))))
-            #expect(try store.lookupWithRevisionUnlessOnItsWay(key, ignoringEntriesOnTheirWay: true)?.entries == [])
-            #expect(try store.lookupWithRevisionUnlessOnItsWay(Entries.key("https://example.com/other"))?.entries == [])
+            #expect(try store.lookupWithRevision(key, entryOnItsWay: .ignore)?.entries == [])
+            #expect(
+                try store.lookupWithRevision(Entries.key("https://example.com/other"), entryOnItsWay: .report)?.entries
+                    == [])
             let arrived = Locked(false)
             let waiting = Task {
                 #expect(await store.entryOnItsWayWritten(key, atMost: .seconds(10)))
@@ -96,7 +98,7 @@ struct CommitWithoutWaitingTests {
             #expect(!arrived.withLock { $0 })
             held.release.signal()
             await waiting.value
-            let found = try #require(try store.lookupWithRevisionUnlessOnItsWay(key))
+            let found = try #require(try store.lookupWithRevision(key, entryOnItsWay: .report))
             #expect(found.entries.map(\.key.url) == [url])
         }
     }

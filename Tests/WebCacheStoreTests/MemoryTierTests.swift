@@ -62,7 +62,7 @@ struct MemoryTierTests {
                 requestTime: Fixtures.at(100), responseTime: Fixtures.at(100))
             try store.updateHead(of: entry, with: refreshed)
             #expect(store.revision != before, "answers made from the old head are not replayed")
-            let held = try store.lookupWithRevision(key)
+            let held = try #require(try store.lookupWithRevision(key, entryOnItsWay: .waitFor))
             #expect(held.revision != nil, "answered from memory, not read back from the index")
             #expect(held.entries.first?.stored.response.headerFields[HTTPField.Name("X-Seen")!] == "2")
             #expect(held.entries.first?.stored.responseTime == Fixtures.at(100))

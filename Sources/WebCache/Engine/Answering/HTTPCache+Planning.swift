@@ -23,7 +23,7 @@ extension HTTPCache {
         /// counted and recorded, not built again.
         case answeredBefore(ReplayTerms, AnswerOffer)
         /// A new entry for `key` is on its way into the index (a miss just answered): decide
-        /// again once ``CacheStore/entryOnItsWayWritten(_:)`` returns, rather than block the
+        /// again once ``CacheStore/entryOnItsWayWritten(_:atMost:)`` returns, rather than block the
         /// thread for the index writer.
         case entryOnItsWay(CacheKey)
     }
@@ -39,7 +39,7 @@ extension HTTPCache {
     /// Requests with a body (other than GET and HEAD) always need the origin.
     public func storedResponse(for request: HTTPRequest, mode: RequestMode = .default) -> CacheResponse? {
         guard request.method == .get || request.method == .head,
-            case .answer(let response)? = try? plan(request, mode: mode, entriesOnTheirWay: .waitedFor)
+            case .answer(let response)? = try? plan(request, mode: mode, entryOnItsWay: .waitFor)
         else { return nil }
         count { $0.requests += 1 }
         return response
@@ -120,7 +120,7 @@ extension HTTPCache {
                 // fetchAndRespond waited for its entry to reach the index first.
                 guard
                     case .answer(let stored)? = try? plan(
-                        request, url: url, mode: mode, entriesOnTheirWay: .ignored)
+                        request, url: url, mode: mode, entryOnItsWay: .ignore)
                 else { return nil }
                 return stored
             }
@@ -137,7 +137,7 @@ extension HTTPCache {
         }
     }
 
-    /// ``plan(_:url:mode:bodyFilesFrom:sharing:entriesOnTheirWay:)``, suspending while a new entry
+    /// ``plan(_:url:mode:bodyFilesFrom:sharing:entryOnItsWay:)``, suspending while a new entry
     /// for the request's key is on its way into the index: twice at most (a key stored again and
     /// again meanwhile), each time for the store's patience at most (an index writer stuck on a
     /// hung disk must not hold requests forever); then decided on what the index holds.
@@ -145,32 +145,23 @@ extension HTTPCache {
         for _ in 0..<2 {
             let step = try plan(request, url: url, mode: mode)
             guard case .entryOnItsWay(let key) = step else { return step }
-            guard await store.entryOnItsWayWritten(key, atMost: CacheStore.entryOnItsWayPatience) else {
+            guard await store.entryOnItsWayWritten(key) else {
                 storeProblem(
                     "the index has not taken \(key)'s new entry after \(CacheStore.entryOnItsWayPatience); deciding without it"
                 )
                 break
             }
         }
-        return try plan(request, url: url, mode: mode, entriesOnTheirWay: .ignored)
-    }
-
-    /// What a plan does when a new entry for the request's key is on its way into the index.
-    enum EntriesOnTheirWay {
-        /// Returns ``Step/entryOnItsWay(_:)`` (the caller may suspend until it is in).
-        case reported
-        /// Blocks the thread until the index has it (a synchronous caller that wants the hit).
-        case waitedFor
-        /// Decides on the entries the index holds now.
-        case ignored
+        return try plan(request, url: url, mode: mode, entryOnItsWay: .ignore)
     }
 
     /// Decides what answering `request` takes; answers from the store are made here (and counted
     /// as hits, stale answers or blocks), trips to the origin are left to the caller. While a new
-    /// entry for the key is on its way into the index, what `entriesOnTheirWay` says.
+    /// entry for the key is on its way into the index, what `entryOnItsWay` says: by default
+    /// ``Step/entryOnItsWay(_:)``.
     func plan(
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
-        sharing: ((AnswerOffer) -> Bool)? = nil, entriesOnTheirWay: EntriesOnTheirWay = .reported
+        sharing: ((AnswerOffer) -> Bool)? = nil, entryOnItsWay: CacheStore.EntryOnItsWay = .report
     ) throws -> Step {
         let settings = settingsInForce
         let policy = settings.policy
@@ -203,16 +194,10 @@ extension HTTPCache {
         let candidates: [CacheEntry]
         let storeRevision: UInt64?
         do {
-            switch entriesOnTheirWay {
-            case .waitedFor:
-                (candidates, storeRevision) = try store.lookupWithRevision(key)
-            case .reported, .ignored:
-                guard
-                    let found = try store.lookupWithRevisionUnlessOnItsWay(
-                        key, ignoringEntriesOnTheirWay: entriesOnTheirWay == .ignored)
-                else { return .entryOnItsWay(key) }
-                (candidates, storeRevision) = found
+            guard let found = try store.lookupWithRevision(key, entryOnItsWay: entryOnItsWay) else {
+                return .entryOnItsWay(key)
             }
+            (candidates, storeRevision) = found
         } catch {
             storeProblem("cache lookup failed for \(key), going to the network: \(error)")
             (candidates, storeRevision) = ([], nil)

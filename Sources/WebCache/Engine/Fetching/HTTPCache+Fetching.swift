@@ -115,11 +115,7 @@ extension HTTPCache {
         }
         if collapsed, result.storing != nil, let onceStored, result.body.hasArrivedWhole {
             await result.body.ended()
-            if await store.entryOnItsWayWritten(key, atMost: CacheStore.entryOnItsWayPatience),
-                let stored = onceStored()
-            {
-                return stored
-            }
+            if await store.entryOnItsWayWritten(key), let stored = onceStored() { return stored }
         }
         var status = CacheStatus(
             cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
