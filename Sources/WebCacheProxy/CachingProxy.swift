@@ -29,9 +29,16 @@ public final class CachingProxy: Sendable {
     private let connections: OpenConnections
     private let boundPort = NIOLockedValueBox<Int?>(nil)
     /// Reverse mode: recent request targets, byte for byte (see `reverseTarget(_:)`).
-    let reverseTargets = NIOLockedValueBox(
-        BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept))
+    let reverseTargets = NIOLockedValueBox(KeptTargets())
     static let reverseTargetsKept = 1 << 14
+
+    /// Parsed request targets kept for the next request with the same bytes: only those seen
+    /// before (a miss or a first hit names a target once, and keeping it would only push out
+    /// one that repeats).
+    struct KeptTargets {
+        var targets = BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept)
+        var seen = SeenOnce(slots: CachingProxy.reverseTargetsKept * 2)
+    }
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = ReplayCache()
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept

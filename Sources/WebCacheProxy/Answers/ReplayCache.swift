@@ -107,16 +107,12 @@ final class ReplayCache: Sendable {
     private struct State {
         var answers = BoundedTable<RequestIdentity, RecordedAnswer>(capacity: ReplayCache.capacity)
         var cost = Cost()
-        /// Hashes of request heads seen once, whose answers were not kept: one slot per hash (its
-        /// low bits), so noting and finding one is a single array access — a later head whose
-        /// hash falls in the same slot takes it, and the earlier one counts as unseen again.
-        var seenOnce = [Int](repeating: ReplayCache.emptySlot, count: ReplayCache.seenOnceSlots)
+        /// Hashes of request heads seen once, whose answers were not kept.
+        var seenOnce = SeenOnce(slots: ReplayCache.seenOnceSlots)
     }
 
     /// Slots of heads remembered as seen once (256 KiB).
     static let seenOnceSlots = 1 << 15
-    /// A slot no head is noted in (a head whose hash is this counts as unseen every time).
-    static let emptySlot = 0
 
     private let state = NIOLockedValueBox(State())
 
@@ -130,16 +126,7 @@ final class ReplayCache: Sendable {
     /// Whether an answer to `identity` is worth keeping: when the same head (by hash) came before;
     /// the first time it is only noted.
     func admits(_ identity: RequestIdentity) -> Bool {
-        let hash = identity.digest
-        let slot = hash & (Self.seenOnceSlots - 1)
-        return state.withLockedValue { state in
-            if state.seenOnce[slot] == hash && hash != Self.emptySlot {
-                state.seenOnce[slot] = Self.emptySlot
-                return true
-            }
-            state.seenOnce[slot] = hash
-            return false
-        }
+        state.withLockedValue { $0.seenOnce.seenBefore(identity.digest) }
     }
 
     func remember(_ answer: RecordedAnswer, for identity: RequestIdentity) {

@@ -337,10 +337,11 @@ extension CachingProxy {
     }
 
     /// A reverse-mode target: its URL and the path (with query) that goes upstream. Recent
-    /// targets are kept, so that repeated requests skip parsing.
+    /// targets seen more than once are kept, so that repeated requests skip parsing.
     func reverseTarget(_ uri: String) -> ReverseTarget? {
         guard let upstreamPrefix else { return nil }
-        if let known = reverseTargets.withLockedValue({ $0[ByteExactText(uri)] }) { return known }
+        let key = ByteExactText(uri)
+        if let known = reverseTargets.withLockedValue({ $0.targets[key] }) { return known }
         var path = uri
         if !path.hasPrefix("/") {
             guard let components = URLComponents(string: path), components.scheme != nil else { return nil }
@@ -350,8 +351,8 @@ extension CachingProxy {
         }
         guard let url = URL(string: upstreamPrefix + path) else { return nil }
         let target = ReverseTarget(url: url, path: path)
-        reverseTargets.withLockedValue { targets in
-            targets[ByteExactText(uri)] = target
+        reverseTargets.withLockedValue { kept in
+            if kept.seen.seenBefore(key.hashValue) { kept.targets[key] = target }
         }
         return target
     }
