@@ -154,12 +154,15 @@ public final class HTTPCache: Sendable {
     }
 
     /// ``streamingResponse(for:body:mode:interim:)`` for a caller that has the request's URL
-    /// already (the proxy), which is then not worked out again.
+    /// already (the proxy), which is then not worked out again, and, when
+    /// ``storedAnswer(for:url:bodyFilesFrom:sharing:)`` found that the request needs the origin,
+    /// the `trip` it decided on, which is then taken without looking the request up again.
     package func streamingResponse(
         for request: HTTPRequest, url: URL?, body: Data? = nil, mode: RequestMode = .default,
-        interim: InterimResponseHandler? = nil
+        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil
     ) async throws -> StreamingCacheResponse {
-        let response = try await respond(to: request, url: url, body: body, mode: mode, interim: interim)
+        let response = try await respond(
+            to: request, url: url, body: body, mode: mode, interim: interim, trip: trip)
         let stream: ResponseBodyStream
         switch response.content {
         case .arriving(let broadcast): stream = ResponseBodyStream(source: .arriving(broadcast))

@@ -225,6 +225,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             refusal.map { ProxyRouting.answered($0) }
             ?? proxy.route(head, body: requestBody, fromLoopback: clientOnLoopback ?? false, tunnel: tunnel)
         let allocator = context.channel.allocator
+        var trip: HTTPCache.OriginTrip?
         switch routing {
         case .answered(let response) where response.body.isWhole:
             finish(
@@ -233,7 +234,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         case .cache(let request, let url, nil) where request.method == .get || request.method == .head:
             if let stored = proxy.storedAnswer(
-                for: request, url: url, clientHead: head, persistence: persistence, allocator: allocator)
+                for: request, url: url, clientHead: head, persistence: persistence, allocator: allocator,
+                trip: &trip)
             {
                 if let identity {
                     proxy.remember(
@@ -248,6 +250,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             break
         }
         state.startAnswering()
+        let decidedTrip = trip
         let proxy = self.proxy
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -257,7 +260,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch routing {
             case .answered(let answer): response = answer
             case .cache(let request, let url, let body):
-                response = await proxy.respond(to: request, url: url, body: body, interim: interim?.handler)
+                response = await proxy.respond(
+                    to: request, url: url, body: body, interim: interim?.handler, trip: decidedTrip)
                 interim?.close()
             }
             let unended = await proxy.write(response, to: channel, persistence: persistence, method: head.method)

@@ -96,9 +96,12 @@ extension CachingProxy {
     /// second (``EncodedAnswers``). With the answer come the engine's terms for replaying it (a
     /// fresh answer) and its status, and for one range of a body sent from its file the head's
     /// fields without the range's own, for ``remember(_:terms:status:rangeFields:for:in:)``.
+    ///
+    /// Without an answer, the trip to the origin the engine decided on, when it decided one, for
+    /// ``respond(to:url:body:interim:trip:)``.
     func storedAnswer(
         for request: HTTPRequest, url: URL, clientHead: RequestHead, persistence: ConnectionPersistence,
-        allocator: ByteBufferAllocator
+        allocator: ByteBufferAllocator, trip: inout HTTPCache.OriginTrip?
     ) -> (answer: EncodedAnswer, terms: ReplayTerms?, status: Int, rangeFields: ByteBuffer?)? {
         // The encoding the engine agreed to share, found while it decided.
         var kept: (key: EncodedAnswers.Key, encoding: EncodedAnswers.Encoding, status: Int)?
@@ -112,6 +115,9 @@ extension CachingProxy {
         }
         switch stored {
         case nil:
+            return nil
+        case .origin(let decided)?:
+            trip = decided
             return nil
         case .shared(let terms, let offer)?:
             guard let kept else { return nil }
@@ -312,12 +318,16 @@ extension CachingProxy {
 
     /// The cache's answer, from the store or the origin, or an error response that says what
     /// went wrong.
+    /// `trip` is the engine's decision for the request when ``storedAnswer(for:url:clientHead:persistence:allocator:trip:)``
+    /// has just made it.
     func respond(
-        to request: HTTPRequest, url: URL, body: Data?, interim: InterimResponseHandler? = nil
+        to request: HTTPRequest, url: URL, body: Data?, interim: InterimResponseHandler? = nil,
+        trip: HTTPCache.OriginTrip? = nil
     ) async -> ProxyResponse {
         if let host = url.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
-            let response = try await cache.streamingResponse(for: request, url: url, body: body, interim: interim)
+            let response = try await cache.streamingResponse(
+                for: request, url: url, body: body, interim: interim, trip: trip)
             return outgoing(response.head, body: ProxyResponse.Body(response.body))
         } catch {
             return ErrorAnswers.response(for: error)

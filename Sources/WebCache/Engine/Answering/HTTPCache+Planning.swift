@@ -11,7 +11,7 @@ import Foundation
 extension HTTPCache {
     /// What answering one request takes, decided without suspending: an answer from the store
     /// (or from the app rules), or a trip to the origin.
-    enum Step {
+    enum Step: Sendable {
         case answer(CacheResponse)
         case passThrough(url: URL, detail: String)
         case forwardUnsafe(url: URL)
@@ -77,8 +77,10 @@ extension HTTPCache {
         case .answeredBefore(let terms, let offer):
             count { $0.requests += 1 }
             return .shared(terms, offer)
-        default:
+        case .entryOnItsWay:
             return nil
+        default:
+            return .origin(OriginTrip(step: step))
         }
     }
 
@@ -88,16 +90,35 @@ extension HTTPCache {
         case built(CacheResponse)
         /// The answer the caller holds for the offer it took, under these terms.
         case shared(ReplayTerms, AnswerOffer)
+        /// The answer needs the origin, for the reason this trip holds: the caller's
+        /// asynchronous path takes it without deciding again.
+        case origin(OriginTrip)
+    }
+
+    /// A trip to the origin (a miss, a revalidation, the rest of a stored part, a request the
+    /// rules pass through) decided by ``storedAnswer(for:url:bodyFilesFrom:sharing:)``, handed to
+    /// ``streamingResponse(for:url:body:mode:interim:trip:)`` so that the request is not looked
+    /// up and decided a second time a few microseconds later. Taken a moment after it was
+    /// decided, it acts as a request that came that moment earlier would (the engine already
+    /// handles concurrent requests for one key: joined fetches, replaced entries).
+    package struct OriginTrip: Sendable {
+        fileprivate let step: Step
     }
 
     /// One hop: the request path of the type's documentation.
     func respond(
         to request: HTTPRequest, url: URL? = nil, body: Data?, mode: RequestMode,
-        interim: InterimResponseHandler? = nil
+        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil
     ) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
-        switch try await planAfterEntriesOnTheirWay(request, url: url, mode: mode) {
+        let step: Step
+        if let trip, mode == .default {
+            step = trip.step
+        } else {
+            step = try await planAfterEntriesOnTheirWay(request, url: url, mode: mode)
+        }
+        switch step {
         case .answer(let response):
             return response
         case .answeredBefore, .entryOnItsWay:
