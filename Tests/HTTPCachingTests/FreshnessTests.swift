@@ -94,6 +94,21 @@ struct FreshnessTests {
         #expect(rules.freshness(of: Fixtures.stored(["Cache-Control: max-age=5"])).description == "max-age=5")
     }
 
+    @Test("the freshness left is the opposite of the reuse decision's staleness", arguments: rows)
+    func freshnessLeft(_ row: Row) {
+        let rules = CacheRules(kind: row.kind)
+        for stored in [
+            Fixtures.stored(status: row.status, row.headers),
+            Fixtures.stored(status: row.status, row.headers + ["Age: 100"]),
+        ] {
+            for later in [0.0, 1.5, 5000] {
+                let now = stored.responseTime.addingTimeInterval(later)
+                let staleness = rules.reuse(stored, for: Fixtures.request(), now: now).staleness
+                #expect(rules.freshnessLeft(of: stored, at: now) == -staleness)
+            }
+        }
+    }
+
     @Test("heuristics can be tuned or disabled")
     func tunedHeuristic() {
         let stored = Fixtures.stored(["Last-Modified: @-1000", "Date: @0"])

@@ -151,6 +151,14 @@ extension CacheRules {
         return false
     }
 
+    /// The seconds `stored` stays fresh after `now`, negative once stale: the `ttl` of
+    /// RFC 9211's `Cache-Status`, the opposite of ``ReuseDecision/staleness`` as
+    /// ``reuse(_:for:now:conditions:)`` works it out, without reading a request or the rest of
+    /// the stored response's facts (a miss's status is told once, where facts serve many hits).
+    public func freshnessLeft(of stored: StoredResponse, at now: Date) -> Int {
+        freshness(of: stored).lifetime - Self.wholeSeconds(age(of: stored, now: now).currentAge)
+    }
+
     static func wholeSeconds(_ interval: TimeInterval) -> Int {
         guard interval.isFinite, interval > 0 else { return 0 }
         return interval >= Double(DeltaSeconds.maximum) ? DeltaSeconds.maximum : Int(interval)

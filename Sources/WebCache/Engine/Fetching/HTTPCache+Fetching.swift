@@ -121,7 +121,7 @@ extension HTTPCache {
             cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
             stored: result.storing != nil, collapsed: collapsed)
         if let storing = result.storing {
-            status.ttl = -rules.reuse(storing.stored, for: request, now: result.responseTime).staleness
+            status.ttl = rules.freshnessLeft(of: storing.stored, at: result.responseTime)
         }
         var head = result.head
         if collapsed, let storing = result.storing {
