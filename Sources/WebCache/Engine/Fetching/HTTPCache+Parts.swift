@@ -203,7 +203,7 @@ extension HTTPCache {
         var whole = request
         whole.headerFields[.range] = nil
         let wholeKey = FetchKey(whole, url: key.url)
-        guard let running = await misses.running(for: wholeKey), let fetch = try? await running.value,
+        guard let running = misses.running(for: wholeKey), let fetch = try? await running.value,
             fetch.head.status.code == 200, let storing = fetch.storing, mayShare(fetch, with: request),
             let length = fetch.head.headerFields[.contentLength].flatMap({ Int($0) }),
             case .satisfiable(let pieces) = ranges.resolve(length: length), pieces.count == 1,

@@ -1,23 +1,37 @@
+import HTTPCaching
+
 /// One origin fetch per key: concurrent identical requests share the first one's task.
 ///
 /// The task is unstructured (on the caller's event loop, if any: ``CallersLoop``), so a waiter
 /// that is cancelled stops waiting only for itself; the fetch (and the store it feeds)
 /// completes for everyone else.
-actor InFlightFetches<Key: Hashable & Sendable, Value: Sendable> {
-    private var tasks: [Key: Task<Value, any Error>] = [:]
+///
+/// The table of fetches under way is kept under a lock, not in an actor: joining or starting a
+/// fetch, and ending its joinability, are a few instructions each, where an actor made every
+/// miss hop to it and back three times (each hop a job run by the caller's executor).
+final class InFlightFetches<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// A fetch under way, and the number that tells it from a later fetch of the same key.
+    private struct Running: Sendable {
+        let number: UInt64
+        let task: Task<Value, any Error>
+    }
+
+    private struct Table {
+        var running: [Key: Running] = [:]
+        var started: UInt64 = 0
+    }
+
+    private let table = Locked(Table())
 
     /// The value for `key`: runs `operation` unless a fetch for `key` is under way, in which case
     /// its result is shared. Returns whether the result was shared (`collapsed`).
     func value(
         for key: Key, _ operation: @escaping @Sendable () async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
-        if let running = tasks[key] {
-            return (try await running.value, true)
-        }
-        let task = CallersLoop.task { try await operation() }
-        tasks[key] = task
-        defer { tasks[key] = nil }
-        return (try await task.value, false)
+        let (fetch, joined) = joinOrStart(key) { _ in CallersLoop.task { try await operation() } }
+        if joined { return (try await fetch.task.value, true) }
+        defer { forget(key, ifStill: fetch.number) }
+        return (try await fetch.task.value, false)
     }
 
     /// Like ``value(for:_:)`` for an operation that answers early and goes on working (a body
@@ -27,29 +41,41 @@ actor InFlightFetches<Key: Hashable & Sendable, Value: Sendable> {
         for key: Key,
         _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
-        if let running = tasks[key] {
-            return (try await running.value, true)
+        let (fetch, joined) = joinOrStart(key) { number in
+            CallersLoop.task { [self] in try await operation { self.forget(key, ifStill: number) } }
         }
-        let task: Task<Value, any Error> = CallersLoop.task {
-            // The task is registered under `key` before it can run (actor isolation).
-            let current = await self.running(for: key)
-            return try await operation { await self.forget(key, ifStill: current) }
-        }
-        tasks[key] = task
+        if joined { return (try await fetch.task.value, true) }
         do {
-            return (try await task.value, false)
+            return (try await fetch.task.value, false)
         } catch {
-            forget(key, ifStill: task)
+            forget(key, ifStill: fetch.number)
             throw error
         }
     }
 
     /// The fetch under way for `key`, if any, without joining it.
     func running(for key: Key) -> Task<Value, any Error>? {
-        tasks[key]
+        table.withLock { $0.running[key]?.task }
     }
 
-    private func forget(_ key: Key, ifStill task: Task<Value, any Error>?) {
-        if let task, tasks[key] == task { tasks[key] = nil }
+    /// The fetch under way for `key` (joined: `true`), or a new one `start` makes from its
+    /// number, registered before anyone else can look (a task started on a busy executor may
+    /// run before this returns; it then finds itself registered).
+    private func joinOrStart(
+        _ key: Key, start: (UInt64) -> Task<Value, any Error>
+    ) -> (fetch: Running, joined: Bool) {
+        table.withLock { table in
+            if let running = table.running[key] { return (running, true) }
+            table.started &+= 1
+            let fetch = Running(number: table.started, task: start(table.started))
+            table.running[key] = fetch
+            return (fetch, false)
+        }
+    }
+
+    private func forget(_ key: Key, ifStill number: UInt64) {
+        table.withLock { table in
+            if table.running[key]?.number == number { table.running[key] = nil }
+        }
     }
 }
