@@ -261,6 +261,43 @@ struct SwiftNIOOriginTests {
     }
 
     @Test(
+        "the time limit of a kept-alive connection's next exchange runs from that exchange's start: a silent origin fails it after the limit, not earlier, not never"
+    )
+    func timeLimitOfTheNextExchange() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(1))
+        await withCleanup({
+            try? await client.shutdown()
+            try? await origin.stop()
+        }) {
+            origin.route("/quick") { _ in .text("quick") }
+            origin.route("/silent") { _ in
+                var response = TestOrigin.Response(body: Data("late".utf8))
+                response.delay = .seconds(4)
+                return response
+            }
+            let clock = ContinuousClock()
+            for _ in 0..<3 {
+                let quick = try? await client.fetch(Self.get(origin.url("/quick")), body: nil)
+                #expect(quick?.body == Data("quick".utf8))
+            }
+            // Past half the limit since the last exchange started: a timer left from it would
+            // fire too early for the next one if it were not moved on.
+            try? await Task.sleep(for: .milliseconds(600))
+            let start = clock.now
+            let silent = await #expect(throws: OriginError.self) {
+                _ = try await client.fetch(Self.get(origin.url("/silent")), body: nil)
+            }
+            let waited = clock.now - start
+            #expect(silent?.code == .unreachable)
+            #expect(waited >= .milliseconds(950), "failed after \(waited), before its own limit")
+            #expect(waited < .milliseconds(3500), "failed after \(waited): the limit did not hold")
+            #expect(origin.connectionsAccepted == 1, "the silent request went on the kept-alive connection")
+        }
+    }
+
+    @Test(
         "HTTPS: verified against the trusted authority; an unknown authority is a failed verification, never unreachable"
     )
     func https() async throws {

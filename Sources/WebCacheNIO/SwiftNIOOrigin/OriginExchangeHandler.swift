@@ -59,10 +59,14 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     private var headReceived = false
     private var received = 0
     private var keepAlive = false
-    /// The time limit of the exchange: one scheduled task per exchange, which moves its own
-    /// deadline on when it fires early (progress only moves `deadline`, so a chunk costs no
-    /// timer of its own).
+    /// The time limit of the exchange: one scheduled task, which moves its own deadline on when
+    /// it fires early (progress only moves `deadline`, so a chunk costs no timer of its own). It
+    /// outlives the exchange: the connection's next exchange only moves `deadline` too, and a
+    /// timer that fires between exchanges does nothing; so a kept-alive connection schedules
+    /// about one timer per time limit, not one per exchange. Cancelled when the connection goes.
     private var timer: Scheduled<Void>?
+    /// When `timer` fires.
+    private var timerFiresAt = NIODeadline.distantFuture
     private var deadline = NIODeadline.distantFuture
     private var timingBody = false
     /// The last error the connection reported (a TLS handshake that failed comes to the request's
@@ -74,6 +78,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
         self.context = nil
     }
 
@@ -147,7 +152,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             armTimer(exchange.timeout, receivingBody: true)
             exchange.body.yield(buffer.bodyChunk())
         case .end:
-            cancelTimer()
+            deadline = .distantFuture  // the timer stays for the next exchange
             self.exchange = nil
             // The connection goes back to the pool before the reader learns the body is whole, so
             // that a request it sends next finds it there — unless the origin sent bytes past the
@@ -162,6 +167,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         if let exchange, headReceived, case .end? = try? parser.connectionClosed() {
             handle(.end, of: exchange, context: context)
         }
+        if exchange == nil { cancelTimer() }
         if exchange != nil {
             // An error that explains the close may come right after it (TLS): give it that tick.
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -198,12 +204,16 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     private func armTimer(_ timeout: TimeAmount, receivingBody: Bool) {
         deadline = .now() + timeout
         timingBody = receivingBody
-        if timer == nil { scheduleTimer() }
+        if timer == nil || timerFiresAt > deadline {
+            cancelTimer()
+            scheduleTimer()
+        }
     }
 
     private func scheduleTimer() {
         guard let context else { return }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timerFiresAt = deadline
         timer = context.eventLoop.scheduleTask(deadline: deadline) {
             let (handler, context) = bound.value
             handler.timer = nil
