@@ -152,6 +152,10 @@ public final class CacheStore: Sendable {
     /// hung disk must not hold lookups forever.
     package static let entryOnItsWayPatience = DispatchTimeInterval.seconds(2)
 
+    /// How many times this store has queried its index for a key's rows (lookups the memory
+    /// tier did not answer): for tests that check how often a request reaches the index.
+    package var indexLookups: Int { entryLookup.lookupsMade }
+
     /// The variants for `key` read from the index, then held by the memory tier.
     func lookupInIndex(_ key: CacheKey) throws -> [CacheEntry] {
         let generation = memory.generation

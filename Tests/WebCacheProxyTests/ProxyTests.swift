@@ -24,6 +24,7 @@ struct ProxyTests {
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        made: (HTTPCache) -> Void = { _ in },
         _ body: (Int, HTTPClient) async throws -> Void
     ) async throws {
         let temporary = try TemporaryDirectory()
@@ -35,6 +36,7 @@ struct ProxyTests {
         if let clock { cacheConfiguration.now = { clock.now } }
         adjust(&cacheConfiguration)
         let cache = try HTTPCache(configuration: cacheConfiguration, origin: network)
+        made(cache)
         var configuration = ProxyConfiguration(
             port: 0, upstream: reverse ? origin.url("/") : nil, allowedDestinations: allowed)
         configure(&configuration)
@@ -100,6 +102,28 @@ struct ProxyTests {
                 #expect(origin.count("/mine") == 2)
                 let (_, posted) = try await Self.get(client, base + "/form", method: .POST, body: "a=1&b=2")
                 #expect(posted == "received 7")
+            }
+        }
+    }
+
+    @Test(
+        "a miss reaches the index once: the trip to the origin the proxy's synchronous path found is taken as decided, not looked up again"
+    )
+    func missLookedUpOnce() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/new") { _ in .text("new", headers: [("Cache-Control", "max-age=600")]) }
+            origin.route("/unstored") { _ in .text("unstored", headers: [("Cache-Control", "no-store")]) }
+            let made = Locked<HTTPCache?>(nil)
+            try await Self.withProxy(origin, made: { cache in made.withLock { $0 = cache } }) { port, client in
+                let store = try #require(made.withLock { $0 }).store
+                let base = "http://127.0.0.1:\(port)"
+                for (index, path) in ["/new?a", "/new?b", "/unstored?c", "/unstored?d"].enumerated() {
+                    let before = store.indexLookups
+                    let (response, _) = try await Self.get(client, base + path)
+                    #expect(response.status == .ok)
+                    #expect(store.indexLookups - before == 1, "request \(index + 1) (\(path)): index lookups")
+                }
+                #expect(origin.count("/new") == 2 && origin.count("/unstored") == 2)
             }
         }
     }

@@ -62,7 +62,17 @@ final class EntryLookup: Sendable {
 
     private let path: String
     private let sql = "SELECT \(EntryRow.selection) FROM entry WHERE namespace = ? AND method = ? AND url = ?"
-    private let idle = Locked<[Connection]>([])
+    private let idle = Locked(Idle())
+
+    /// The connections kept, and how many lookups were made (counted where a connection is
+    /// taken, under the lock taken for it anyway).
+    private struct Idle {
+        var connections: [Connection] = []
+        var lookups = 0
+    }
+
+    /// How many lookups were made (for tests: how often a request reached the index).
+    var lookupsMade: Int { idle.withLock { $0.lookups } }
 
     /// Lookups on the index at `path` (which must exist, its schema in place).
     init(path: String) {
@@ -72,7 +82,11 @@ final class EntryLookup: Sendable {
     /// The rows stored for `method` and `url` in `namespace`.
     func rows(namespace: String, method: String, url: String) throws(SQLiteFailure) -> [EntryRow] {
         let connection: Connection
-        if let kept = idle.withLock({ $0.popLast() }) {
+        let taken = idle.withLock { idle in
+            idle.lookups += 1
+            return idle.connections.popLast()
+        }
+        if let kept = taken {
             connection = kept
         } else {
             connection = try Connection(path: path, sql: sql)
@@ -94,8 +108,8 @@ final class EntryLookup: Sendable {
         }
         // Reset before it is kept: once kept, another thread may take it.
         SQLiteBinding.reset(statement)
-        idle.withLock { connections in
-            if connections.count < Self.idleConnectionsKept { connections.append(connection) }
+        idle.withLock { idle in
+            if idle.connections.count < Self.idleConnectionsKept { idle.connections.append(connection) }
         }
         return rows
     }
