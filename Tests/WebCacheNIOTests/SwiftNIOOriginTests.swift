@@ -9,13 +9,13 @@ import WebCacheTestSupport
 @Suite("SwiftNIOOrigin: the proxy's origin client", .serialized)
 struct SwiftNIOOriginTests {
     static func withOrigin(
-        tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(),
+        tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(), timeout: Duration = .seconds(2),
         _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void
     ) async throws {
         let origin = TestOrigin(tls: tls)
         try await origin.start()
         let client = try SwiftNIOOrigin(
-            connectTimeout: .seconds(1), timeout: .seconds(2), maximumBodySize: 1 << 20, trust: trust)
+            connectTimeout: .seconds(1), timeout: timeout, maximumBodySize: 1 << 20, trust: trust)
         do {
             try await body(origin, client)
         } catch {
@@ -264,13 +264,7 @@ struct SwiftNIOOriginTests {
         "the time limit of a kept-alive connection's next exchange runs from that exchange's start: a silent origin fails it after the limit, not earlier, not never"
     )
     func timeLimitOfTheNextExchange() async throws {
-        let origin = TestOrigin()
-        try await origin.start()
-        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(1))
-        await withCleanup({
-            try? await client.shutdown()
-            try? await origin.stop()
-        }) {
+        try await Self.withOrigin(timeout: .seconds(1)) { origin, client in
             origin.route("/quick") { _ in .text("quick") }
             origin.route("/silent") { _ in
                 var response = TestOrigin.Response(body: Data("late".utf8))

@@ -140,13 +140,9 @@ struct ProxyFramingTests {
             let hold = Self.holdingFirst("/a", held: held) { _ = release.wait(timeout: .now() + .seconds(5)) }
             // One event loop: a loop blocked by the wait would hold up every connection.
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            do {
+            try await withCleanup({ try? await group.shutdownGracefully() }) {
                 try await Self.whileAnEntryIsHeld(origin, hold: hold, release: release, held: held, group: group)
-            } catch {
-                try? await group.shutdownGracefully()
-                throw error
             }
-            try await group.shutdownGracefully()
         }
     }
 

@@ -167,7 +167,6 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         if let exchange, headReceived, case .end? = try? parser.connectionClosed() {
             handle(.end, of: exchange, context: context)
         }
-        if exchange == nil { cancelTimer() }
         if exchange != nil {
             // An error that explains the close may come right after it (TLS): give it that tick.
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

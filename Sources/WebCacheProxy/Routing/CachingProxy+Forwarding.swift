@@ -318,8 +318,9 @@ extension CachingProxy {
 
     /// The cache's answer, from the store or the origin, or an error response that says what
     /// went wrong.
-    /// `trip` is the engine's decision for the request when ``storedAnswer(for:url:clientHead:persistence:allocator:trip:)``
-    /// has just made it.
+    ///
+    /// `trip` is the engine's decision for the request, when
+    /// ``storedAnswer(for:url:clientHead:persistence:allocator:trip:)`` has just made it.
     func respond(
         to request: HTTPRequest, url: URL, body: Data?, interim: InterimResponseHandler? = nil,
         trip: HTTPCache.OriginTrip? = nil

@@ -173,7 +173,7 @@ extension HTTPCache {
             cache: cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil,
             collapsed: collapsed)
         if let stored = result.stored {
-            status.ttl = -rules.reuse(stored.stored, for: request, now: result.responseTime).staleness
+            status.ttl = rules.freshnessLeft(of: stored.stored, at: result.responseTime)
         }
         return originResponse(result.response, request: request, url: url, status: status)
     }

@@ -211,7 +211,7 @@ extension HTTPCache {
         else { return nil }
         var status = CacheStatus(
             cache: cacheName, forward: .miss, forwardStatus: 200, stored: true, collapsed: true)
-        status.ttl = -rules.reuse(storing.stored, for: request, now: fetch.responseTime).staleness
+        status.ttl = rules.freshnessLeft(of: storing.stored, at: fetch.responseTime)
         var head = storing.stored.response
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head = rules.partialHead(head, ranges: pieces, length: length, boundary: "", bodyLength: pieces[0].count)
