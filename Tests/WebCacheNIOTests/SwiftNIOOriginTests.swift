@@ -58,6 +58,31 @@ struct SwiftNIOOriginTests {
     }
 
     @Test(
+        "a body that comes in the read of its head is handed over whole with it; one still on its way is not, and streams"
+    )
+    func arrivedWhole() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/small") { _ in .text("small") }
+            let gate = OriginGate()
+            origin.route("/held") { _ in
+                var response = TestOrigin.Response.text("0123456789")
+                response.pauseAfter = 4
+                response.pauseUntil = gate
+                return response
+            }
+            let small = try await client.stream(Self.get(origin.url("/small")), body: nil)
+            #expect(small.arrivedWhole, "head and body leave the origin in one write")
+            #expect(try await Self.collect(small) == Data("small".utf8))
+            let held = try await client.stream(Self.get(origin.url("/held")), body: nil)
+            #expect(!held.arrivedWhole)
+            await gate.arrivals(1)
+            gate.open()
+            #expect(try await Self.collect(held) == Data("0123456789".utf8))
+            #expect(origin.connectionsAccepted == 1, "the connection carried both")
+        }
+    }
+
+    @Test(
         "bytes an origin sends past the end of a response (a body longer than its Content-Length) are not read as the next response: that connection is not used again"
     )
     func bytesPastTheEnd() async throws {

@@ -12,11 +12,18 @@ public struct OriginStream: Sendable {
     public var head: HTTPResponse
     /// The body, chunk by chunk; it throws ``OriginError`` when the origin stops half-way.
     public var body: AsyncThrowingStream<Data, any Error>
+    /// Whether the whole body had arrived, and `body` was finished, when the head was handed
+    /// over: reading `body` then never waits. A small response usually comes in the same read as
+    /// its head; the cache then stores and answers it at once, without a task to carry the body.
+    /// `false` when unknown.
+    public var arrivedWhole: Bool
 
-    /// Creates a response from a head and a body stream.
-    public init(head: HTTPResponse, body: AsyncThrowingStream<Data, any Error>) {
+    /// Creates a response from a head and a body stream; `arrivedWhole` only when `body` is
+    /// finished already (``arrivedWhole``).
+    public init(head: HTTPResponse, body: AsyncThrowingStream<Data, any Error>, arrivedWhole: Bool = false) {
         self.head = head
         self.body = body
+        self.arrivedWhole = arrivedWhole
     }
 
     /// The response with its body collected, once the body has arrived whole.
@@ -33,6 +40,7 @@ public struct OriginStream: Sendable {
         if !response.body.isEmpty { continuation.yield(response.body) }
         continuation.finish()
         self.body = stream
+        self.arrivedWhole = true
     }
 }
 

@@ -14,13 +14,24 @@ import Foundation
 /// (``ResponseParser``, not SwiftNIO's HTTP decoder), hands interim responses to their handler,
 /// completes the head, streams the body, and says at the end whether the connection may carry
 /// another request.
+///
+/// The final head is handed over once the read it came in has been parsed, saying whether the
+/// body arrived whole with it (``ArrivedHead``): a small response usually does, and the engine
+/// then takes it in one go instead of starting a task to follow its body.
 final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    /// A response head, and whether its body had all arrived (the body stream finished) when it
+    /// was handed over.
+    struct ArrivedHead: Sendable {
+        var response: HTTPResponse
+        var bodyArrived: Bool
+    }
+
     /// What one exchange reports to, all on the connection's event loop.
     struct Exchange: Sendable {
-        var head: EventLoopPromise<HTTPResponse>
+        var head: EventLoopPromise<ArrivedHead>
         var body: AsyncThrowingStream<Data, any Error>.Continuation
         var interim: (@Sendable (HTTPResponse) -> Void)?
         var maximumBodySize: Int
@@ -57,6 +68,8 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     private var exchange: Exchange?
     private var parser = ResponseParser()
     private var headReceived = false
+    /// The final head, received in the read being parsed and not handed over yet.
+    private var headToHandOver: HTTPResponse?
     private var received = 0
     private var keepAlive = false
     /// The time limit of the exchange: one scheduled task, which moves its own deadline on when
@@ -95,6 +108,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         }
         self.exchange = exchange
         headReceived = false
+        headToHandOver = nil
         received = 0
         keepAlive = true
         parser.expectResponse(toHEAD: toHEAD)
@@ -127,7 +141,17 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             }
         } catch {
             fail(error, context: context)
+            return
         }
+        // The body goes on arriving in later reads.
+        if let exchange { handOverHead(of: exchange, bodyArrived: false) }
+    }
+
+    /// Completes the exchange's head promise with the head received in this read, if any.
+    private func handOverHead(of exchange: Exchange, bodyArrived: Bool) {
+        guard let head = headToHandOver else { return }
+        headToHandOver = nil
+        exchange.head.succeed(ArrivedHead(response: head, bodyArrived: bodyArrived))
     }
 
     private func handle(_ part: ResponseParser.Part, of exchange: Exchange, context: ChannelHandlerContext) {
@@ -142,7 +166,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             headReceived = true
             keepAlive = keepAlive && head.keepAlive
             armTimer(exchange.timeout, receivingBody: true)
-            exchange.head.succeed(Self.response(head))
+            headToHandOver = Self.response(head)
         case .body(let buffer):
             received += buffer.readableBytes
             guard received <= exchange.maximumBodySize else {
@@ -159,6 +183,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             // end of this response: they would be read as the start of the next one.
             exchange.finished(keepAlive && !parser.hasUnreadBytes)
             exchange.body.finish()
+            handOverHead(of: exchange, bodyArrived: true)
         }
     }
 
@@ -193,6 +218,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         if let exchange {
             self.exchange = nil
             if !headReceived { exchange.head.fail(error) }
+            handOverHead(of: exchange, bodyArrived: false)  // a head before the failure in the same read
             exchange.body.finish(throwing: exchange.bodyError(error))
             exchange.finished(false)
         }

@@ -154,7 +154,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         interim: InterimResponseHandler?
     ) async throws -> OriginStream {
         let loop = connection.channel.eventLoop
-        let headPromise = loop.makePromise(of: HTTPResponse.self)
+        let headPromise = loop.makePromise(of: OriginExchangeHandler.ArrivedHead.self)
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let pool = self.pool
         let channel = connection.channel
@@ -168,10 +168,15 @@ public final class SwiftNIOOrigin: OriginFetching {
             finished: { reusable in
                 if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
             })
-        loop.execute {
+        if loop.inEventLoop {
             connection.handler.value.start(head, body: body, toHEAD: request.method == .head, exchange: exchange)
+        } else {
+            loop.execute {
+                connection.handler.value.start(head, body: body, toHEAD: request.method == .head, exchange: exchange)
+            }
         }
-        return OriginStream(head: try await headPromise.futureResult.get(), body: stream)
+        let arrived = try await headPromise.futureResult.get()
+        return OriginStream(head: arrived.response, body: stream, arrivedWhole: arrived.bodyArrived)
     }
 
     /// A new connection to `endpoint`, with TLS for `https`.

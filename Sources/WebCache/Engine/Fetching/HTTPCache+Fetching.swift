@@ -142,9 +142,10 @@ extension HTTPCache {
     }
 
     /// Sends a request and returns once the head is in; a task pumps the body into a broadcast
-    /// and the store, and calls `release` (ending the fetch's joinability) before the end of the
-    /// body reaches any reader. A 206 is stored as a part, combined with the part stored before
-    /// when they combine (``partToStore(_:head:storing:)``).
+    /// and the store (this call does, when the body arrived with the head), and calls `release`
+    /// (ending the fetch's joinability) before the end of the body reaches any reader. A 206 is
+    /// stored as a part, combined with the part stored before when they combine
+    /// (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
         _ request: HTTPRequest, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
@@ -171,9 +172,15 @@ extension HTTPCache {
             storing = plan.storing
         }
         let body = BodyBroadcast()
-        let stored = plan
-        CallersLoop.task { [self] in
-            await pumpBody(origin.body, into: body, plan: stored, url: url, release: release)
+        if origin.arrivedWhole {
+            // The body came with the head: it is taken (and its entry put on its way into the
+            // index) now, with no task to follow it and no wait, as the stream is finished.
+            await pumpBody(origin.body, into: body, plan: plan, url: url, release: release)
+        } else {
+            let stored = plan
+            CallersLoop.task { [self] in
+                await pumpBody(origin.body, into: body, plan: stored, url: url, release: release)
+            }
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
     }
