@@ -17,12 +17,21 @@ extension CacheStore {
         guard let key = CacheKey(request: entry.stored.request) else {
             throw StoreError(.invalidConfiguration, "cannot store a response for a request without an absolute URL")
         }
+        return makeWriter(for: entry, key: key)
+    }
+
+    /// ``makeWriter(for:)`` for a caller that has the key of the entry's request already (the
+    /// engine, which looked it up before the miss): the request's URL is not built and
+    /// normalised again for every entry stored.
+    package func makeWriter(for entry: NewEntry, key: CacheKey) -> BodyWriter {
+        assert(CacheKey(request: entry.stored.request) == key, "\(key) is not the key of the entry's request")
         let specifier = VarySpecifier(entry.stored.response.headerFields)
         var trimmed = entry
-        trimmed.stored.request.headerFields = entry.stored.request.headerFields.filter {
-            specifier.names.contains($0.name)
-        }
-        .reduce(into: HTTPFields()) { $0.append($1) }
+        trimmed.stored.request.headerFields =
+            specifier.names.isEmpty
+            ? HTTPFields()
+            : entry.stored.request.headerFields.filter { specifier.names.contains($0.name) }
+                .reduce(into: HTTPFields()) { $0.append($1) }
         return BodyWriter(
             store: self, entry: trimmed, key: key,
             varyKey: VaryKey(specifier, request: entry.stored.request.headerFields).text)

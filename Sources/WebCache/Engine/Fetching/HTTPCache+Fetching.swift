@@ -92,7 +92,7 @@ extension HTTPCache {
                 [self] release in
                 do {
                     return try await startStreamedFetch(
-                        request, url: url, policy: policy, interim: interim, release: release)
+                        request, key: key, url: url, policy: policy, interim: interim, release: release)
                 } catch {
                     await release()
                     throw error
@@ -103,7 +103,8 @@ extension HTTPCache {
                 // have stored it and served it to this one (not private, not no-store, the same
                 // variant); otherwise this request makes its own.
                 (result, collapsed) = (
-                    try await startStreamedFetch(request, url: url, policy: policy, interim: interim, release: {}),
+                    try await startStreamedFetch(
+                        request, key: key, url: url, policy: policy, interim: interim, release: {}),
                     false
                 )
             }
@@ -147,7 +148,7 @@ extension HTTPCache {
     /// stored as a part, combined with the part stored before when they combine
     /// (``partToStore(_:head:storing:)``).
     private func startStreamedFetch(
-        _ request: HTTPRequest, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
+        _ request: HTTPRequest, key: CacheKey, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
         let removalMark = store.removalMark
@@ -166,7 +167,8 @@ extension HTTPCache {
                 request, url: url, head: head, requestTime: requestTime, responseTime: responseTime,
                 removalMark: removalMark, policy: policy)
             : nil
-        var plan = StoringPlan(storing: storing, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+        var plan = StoringPlan(
+            storing: storing, key: key, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
         if head.status.code == 206, let entry = storing {
             plan = partToStore(request, head: head, storing: entry)
             storing = plan.storing
@@ -205,7 +207,7 @@ extension HTTPCache {
         let spill: @Sendable () throws -> SpillFile = { try store.makeSpillFile() }
         if let storing = plan.storing {
             do {
-                writer = try store.makeWriter(for: storing)
+                writer = try plan.key.map { store.makeWriter(for: storing, key: $0) } ?? store.makeWriter(for: storing)
                 if !plan.before.isEmpty { try writer?.write(plan.before) }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")

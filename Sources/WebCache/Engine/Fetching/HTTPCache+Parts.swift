@@ -12,6 +12,9 @@ import Foundation
 /// after the body (the rest of a stored part it combines with), and the body's announced length.
 struct StoringPlan: Sendable {
     var storing: NewEntry?
+    /// The key of the stored request, when the fetch has it (then the store does not work it out
+    /// again).
+    var key: CacheKey?
     var before = Data()
     var after = Data()
     /// The length the body must have to be stored (`Content-Length`, or a part's range).
