@@ -29,6 +29,21 @@ struct MessageFieldsTests {
         #expect(MessageFields.connectionListed(in: keepAlive) == [.keepAlive])
     }
 
+    @Test("Connection lists only hop-by-hop names: keep-alive, Upgrade, TE in any case; not close, not others")
+    func connectionListsOnlyHopByHop() {
+        let cases: [([String], Bool)] = [
+            (["Connection: keep-alive"], true),
+            (["Connection: Keep-Alive, Upgrade", "Connection: te"], true),
+            (["X-A: 1"], true),
+            (["Connection: close"], false),
+            (["Connection: keep-alive, X-A"], false),
+            (["Connection: keep-alive", "Connection: X-B"], false),
+        ]
+        for (lines, only) in cases {
+            #expect(MessageFields.connectionListsOnlyHopByHop(Fixtures.fields(lines)) == only, "\(lines)")
+        }
+    }
+
     @Test("Connection options are names in any case: Keep-Alive, CLOSE, and ones merely starting like them")
     func connectionOptionsInAnyCase() throws {
         let fields = Fixtures.fields([

@@ -83,6 +83,35 @@ struct SwiftNIOOriginTests {
     }
 
     @Test(
+        "the head comes without the connection's fields: hop-by-hop ones and those Connection names; the rest in order"
+    )
+    func connectionFieldsStayBehind() async throws {
+        try await Self.withOrigin { origin, client in
+            origin.route("/plain") { _ in
+                .text("plain", headers: [("Connection", "keep-alive"), ("Keep-Alive", "timeout=5"), ("X-Kept", "1")])
+            }
+            origin.route("/named") { _ in
+                .text(
+                    "named",
+                    headers: [
+                        ("X-Before", "1"), ("Connection", "X-Private, keep-alive"), ("X-Private", "secret"),
+                        ("Keep-Alive", "timeout=5"), ("X-After", "2"),
+                    ])
+            }
+            for (path, kept) in [("/plain", ["X-Kept"]), ("/named", ["X-Before", "X-After"])] {
+                let stream = try await client.stream(Self.get(origin.url(path)), body: nil)
+                let names = stream.head.headerFields.map { $0.name.canonicalName }
+                for gone in ["connection", "keep-alive", "x-private", "transfer-encoding"] {
+                    #expect(!names.contains(gone), "\(path): \(gone) is the connection's")
+                }
+                #expect(names.filter { $0.hasPrefix("x-") } == kept.map { $0.lowercased() }, "\(path)")
+                #expect(names.contains("content-type"))
+                _ = try await Self.collect(stream)
+            }
+        }
+    }
+
+    @Test(
         "bytes an origin sends past the end of a response (a body longer than its Content-Length) are not read as the next response: that connection is not used again"
     )
     func bytesPastTheEnd() async throws {

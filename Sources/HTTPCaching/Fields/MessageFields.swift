@@ -19,6 +19,16 @@ public enum MessageFields {
         return names
     }
 
+    /// Whether every name `Connection` lists in `fields` is in ``hopByHop`` (`keep-alive`, the
+    /// usual one): then removing the hop-by-hop fields removes every field it names too.
+    public static func connectionListsOnlyHopByHop(_ fields: HTTPFields) -> Bool {
+        var only = true
+        forEachNameListedInConnection(fields) { name in
+            if !isHopByHop(name) { only = false }
+        }
+        return only
+    }
+
     /// Calls `body` with each name `Connection` lists, in order (usually one: `keep-alive` or
     /// `close`), scanning the values in place: no array of members, no array of names.
     private static func forEachNameListedInConnection(_ fields: HTTPFields, _ body: (HTTPField.Name) -> Void) {

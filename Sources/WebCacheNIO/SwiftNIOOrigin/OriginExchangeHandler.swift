@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import HTTPWire
 import NIOCore
@@ -256,14 +257,23 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         timer = nil
     }
 
-    /// The head as HTTPTypes gives it to the engine.
+    /// The head as HTTPTypes gives it to the engine, without the fields of this connection
+    /// (RFC 9110 §7.6.1): hop-by-hop ones, which the exchange has used (keep-alive, framing), and
+    /// those `Connection` lists. They never travel further, and a head without them is one the
+    /// engine need not copy to remove them.
     private static func response(_ head: ResponseHead) -> HTTPResponse {
         var fields = HTTPFields()
         fields.reserveCapacity(head.fields.count)  // grown one field at a time, it reallocated several times
+        var connection = HTTPFields()
         for field in head.fields {
-            if let name = HTTPField.Name(head.string(field.name)) {
-                fields.append(HTTPField(name: name, value: head.string(field.value)))
-            }
+            guard let name = HTTPField.Name(head.string(field.name)) else { continue }
+            let built = HTTPField(name: name, value: head.string(field.value))
+            if name == .connection { connection.append(built) }
+            if !MessageFields.isHopByHop(name) { fields.append(built) }
+        }
+        if !connection.isEmpty && !MessageFields.connectionListsOnlyHopByHop(connection) {
+            // `Connection` names end-to-end-looking fields as this connection's: they go too.
+            fields = MessageFields.removingHopByHop(connection + fields)
         }
         return HTTPResponse(
             status: .init(code: head.status, reasonPhrase: head.string(head.reason)), headerFields: fields)
