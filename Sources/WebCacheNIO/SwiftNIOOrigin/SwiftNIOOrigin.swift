@@ -17,6 +17,9 @@ import Foundation
 /// pooled by endpoint (a new one made on the caller's event loop when it runs on one), the body
 /// streamed as it arrives, and interim responses (`103 Early Hints`) handed to the caller's
 /// `InterimResponseHandler` before the final head — which AsyncHTTPClient reads and drops.
+/// Heads come without the connection's own fields (hop-by-hop ones and those `Connection` names,
+/// RFC 9110 §7.6.1), which the client has used; a body that arrived with its head is said to
+/// have (`OriginStream.arrivedWhole`).
 ///
 /// HTTPS is verified against the system's roots and `trust` (never turned off), with SNI for
 /// names. Errors are `OriginError`s as `OriginFetching` asks: `.unreachable`
@@ -168,13 +171,13 @@ public final class SwiftNIOOrigin: OriginFetching {
             finished: { reusable in
                 if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
             })
-        if loop.inEventLoop {
-            connection.handler.value.start(head, body: body, toHEAD: request.method == .head, exchange: exchange)
-        } else {
-            loop.execute {
-                connection.handler.value.start(head, body: body, toHEAD: request.method == .head, exchange: exchange)
-            }
+        let toHEAD = request.method == .head
+        let start: @Sendable () -> Void = {
+            connection.handler.value.start(head, body: body, toHEAD: toHEAD, exchange: exchange)
         }
+        // Called from a task on the connection's loop (a miss from the proxy), the request goes
+        // out now rather than after a trip through the loop's queue.
+        if loop.inEventLoop { start() } else { loop.execute(start) }
         let arrived = try await headPromise.futureResult.get()
         return OriginStream(head: arrived.response, body: stream, arrivedWhole: arrived.bodyArrived)
     }
