@@ -29,19 +29,32 @@ struct MessageFieldsTests {
         #expect(MessageFields.connectionListed(in: keepAlive) == [.keepAlive])
     }
 
-    @Test("Connection lists only hop-by-hop names: keep-alive, Upgrade, TE in any case; not close, not others")
-    func connectionListsOnlyHopByHop() {
-        let cases: [([String], Bool)] = [
-            (["Connection: keep-alive"], true),
-            (["Connection: Keep-Alive, Upgrade", "Connection: te"], true),
-            (["X-A: 1"], true),
-            (["Connection: close"], false),
-            (["Connection: keep-alive, X-A"], false),
-            (["Connection: keep-alive", "Connection: X-B"], false),
+    @Test(
+        "fields gathered without the connection's are what removing hop-by-hop fields leaves, whatever Connection lists"
+    )
+    func gatheredWithoutConnectionFields() {
+        let cases: [[String]] = [
+            ["Content-Type: text/css", "Connection: keep-alive", "Keep-Alive: timeout=5", "ETag: \"a\""],
+            ["Connection: Keep-Alive, Upgrade", "Upgrade: h2c", "Connection: te", "TE: trailers", "X-A: 1"],
+            ["X-A: 1", "Transfer-Encoding: chunked", "Proxy-Authorization: p"],
+            ["Connection: close", "Close: 1", "X-A: 1"],
+            ["X-Before: 1", "Connection: keep-alive, X-Private", "X-Private: s", "X-After: 2"],
+            ["Connection: keep-alive", "Connection: X-B", "X-B: 1", "X-C: 2"],
+            [],
         ]
-        for (lines, only) in cases {
-            #expect(MessageFields.connectionListsOnlyHopByHop(Fixtures.fields(lines)) == only, "\(lines)")
+        for lines in cases {
+            let fields = Fixtures.fields(lines)
+            #expect(Self.gathered(fields) == MessageFields.removingHopByHop(fields), "\(lines)")
         }
+        let named = Self.gathered(
+            Fixtures.fields(["X-Before: 1", "Connection: keep-alive, X-Private", "X-Private: s", "X-After: 2"]))
+        #expect(named.map(\.name.rawName) == ["X-Before", "X-After"])
+    }
+
+    static func gathered(_ fields: HTTPFields) -> HTTPFields {
+        var gathering = MessageFields.Gathering(capacity: fields.count)
+        for field in fields { gathering.add(field) }
+        return gathering.fields()
     }
 
     @Test("Connection options are names in any case: Keep-Alive, CLOSE, and ones merely starting like them")

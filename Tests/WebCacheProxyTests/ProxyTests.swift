@@ -107,6 +107,39 @@ struct ProxyTests {
     }
 
     @Test(
+        "the connection's fields stay behind on both legs, those Connection names included; Via gains this proxy, appended to the one a message has"
+    )
+    func connectionFieldsAndVia() async throws {
+        try await TestOrigin.with { origin in
+            let seen = Locked<[(String, String)]>([])
+            origin.route("/echo") { request in
+                seen.withLock { $0 = request.headers }
+                return .text(
+                    "echo",
+                    headers: [
+                        ("Cache-Control", "no-store"), ("Via", "1.0 upstream"),
+                        ("Connection", "keep-alive, X-Origin-Private"), ("X-Origin-Private", "o"), ("X-Origin", "1"),
+                    ])
+            }
+            try await Self.withProxy(origin) { port, _ in
+                let answer = try await RawHTTPClient.exchange(
+                    port: port,
+                    "GET /echo HTTP/1.1\r\nHost: x\r\nConnection: X-Private, close\r\nX-Private: secret\r\n"
+                        + "Keep-Alive: timeout=5\r\nVia: 1.1 earlier\r\nX-Kept: 1\r\n\r\n")
+                let received = seen.withLock { $0 }
+                let names = received.map { $0.0.lowercased() }
+                #expect(!names.contains("x-private") && !names.contains("keep-alive"), "\(names)")
+                #expect(names.contains("x-kept"))
+                #expect(received.filter { $0.0.lowercased() == "via" }.map(\.1) == ["1.1 earlier, 1.1 webcache"])
+                let answered = answer.lowercased()
+                #expect(answered.hasPrefix("http/1.1 200"))
+                #expect(answered.contains("\r\nvia: 1.0 upstream, 1.1 webcache\r\n"), "\(answer)")
+                #expect(!answered.contains("x-origin-private") && answered.contains("\r\nx-origin: 1\r\n"))
+            }
+        }
+    }
+
+    @Test(
         "a miss reaches the index once: the trip to the origin the proxy's synchronous path found is taken as decided, not looked up again"
     )
     func missLookedUpOnce() async throws {

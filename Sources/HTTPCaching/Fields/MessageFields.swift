@@ -19,9 +19,35 @@ public enum MessageFields {
         return names
     }
 
+    /// Gathers a message's fields as they are read, leaving out those of its connection (RFC
+    /// 9110 §7.6.1): ``fields()`` is what ``removingHopByHop(_:)`` would leave, without a copy to
+    /// remove them from afterwards. Made for the loops that turn parsed heads into `HTTPFields`.
+    public struct Gathering {
+        private var kept = HTTPFields()
+        private var connection = HTTPFields()
+
+        /// Starts with room for `capacity` fields (grown one at a time, the list reallocates).
+        public init(capacity: Int = 0) {
+            kept.reserveCapacity(capacity)
+        }
+
+        /// Takes the next field of the message.
+        public mutating func add(_ field: HTTPField) {
+            if field.name == .connection { connection.append(field) }
+            if !isHopByHop(field.name) { kept.append(field) }
+        }
+
+        /// The fields taken, without the connection's.
+        public consuming func fields() -> HTTPFields {
+            guard !connection.isEmpty, !connectionListsOnlyHopByHop(connection) else { return kept }
+            // `Connection` names fields that would otherwise travel: they are the connection's too.
+            return removingHopByHop(connection + kept)
+        }
+    }
+
     /// Whether every name `Connection` lists in `fields` is in ``hopByHop`` (`keep-alive`, the
     /// usual one): then removing the hop-by-hop fields removes every field it names too.
-    public static func connectionListsOnlyHopByHop(_ fields: HTTPFields) -> Bool {
+    static func connectionListsOnlyHopByHop(_ fields: HTTPFields) -> Bool {
         var only = true
         forEachNameListedInConnection(fields) { name in
             if !isHopByHop(name) { only = false }

@@ -262,20 +262,13 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     /// those `Connection` lists. They never travel further, and a head without them is one the
     /// engine need not copy to remove them.
     private static func response(_ head: ResponseHead) -> HTTPResponse {
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.fields.count)  // grown one field at a time, it reallocated several times
-        var connection = HTTPFields()
+        var fields = MessageFields.Gathering(capacity: head.fields.count)
         for field in head.fields {
-            guard let name = HTTPField.Name(head.string(field.name)) else { continue }
-            let built = HTTPField(name: name, value: head.string(field.value))
-            if name == .connection { connection.append(built) }
-            if !MessageFields.isHopByHop(name) { fields.append(built) }
-        }
-        if !connection.isEmpty && !MessageFields.connectionListsOnlyHopByHop(connection) {
-            // `Connection` names end-to-end-looking fields as this connection's: they go too.
-            fields = MessageFields.removingHopByHop(connection + fields)
+            if let name = HTTPField.Name(head.string(field.name)) {
+                fields.add(HTTPField(name: name, value: head.string(field.value)))
+            }
         }
         return HTTPResponse(
-            status: .init(code: head.status, reasonPhrase: head.string(head.reason)), headerFields: fields)
+            status: .init(code: head.status, reasonPhrase: head.string(head.reason)), headerFields: fields.fields())
     }
 }

@@ -77,12 +77,15 @@ extension CachingProxy {
             target = forward
             request = HTTPRequest(method: method, url: forward)
         }
+        // The client's fields but `Host` (the target has the authority) and its connection's, with
+        // room for `Via`.
+        var fields = MessageFields.Gathering(capacity: head.fields.count + 1)
         for (index, field) in head.fields.enumerated() where !head.fieldName(at: index, is: "host") {
             guard let name = HTTPField.Name(head.name(of: field)) else { continue }
-            request.headerFields.append(HTTPField(name: name, value: head.value(of: field)))
+            fields.add(HTTPField(name: name, value: head.value(of: field)))
         }
-        request.headerFields = MessageFields.removingHopByHop(request.headerFields)
-        request.headerFields[.via] = appendingVia(request.headerFields[.via], version: head.version)
+        request.headerFields = fields.fields()
+        addVia(to: &request.headerFields, version: head.version)
         return .cache(request, url: target, body: body.readableBytes > 0 ? Data(body.readableBytesView) : nil)
     }
 
@@ -337,7 +340,7 @@ extension CachingProxy {
 
     private func outgoing(_ head: HTTPResponse, body: ProxyResponse.Body) -> ProxyResponse {
         var head = head
-        head.headerFields[.via] = appendingVia(head.headerFields[.via], version: .http1_1)
+        addVia(to: &head.headerFields, version: .http1_1)
         return ProxyResponse(head: head, body: body)
     }
 
@@ -380,6 +383,17 @@ extension CachingProxy {
             return NetworkExposure.isLoopback(configuration.host) || !NetworkExposure.isInternal(host)
         }
         return configuration.allowedDestinations.contains { HostPattern($0).matches(host) }
+    }
+
+    /// Adds this proxy to `fields`' `Via` (RFC 9110 §7.6.3): appended to the one there, or a new
+    /// field at the end (without the generic replacement of every `Via` a message without one
+    /// would pay).
+    func addVia(to fields: inout HTTPFields, version: HTTPVersion) {
+        if let existing = fields[.via] {
+            fields[.via] = appendingVia(existing, version: version)
+        } else {
+            fields.append(HTTPField(name: .via, value: appendingVia(nil, version: version)))
+        }
     }
 
     func appendingVia(_ existing: String?, version: HTTPVersion) -> String {
