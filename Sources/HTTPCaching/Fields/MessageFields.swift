@@ -47,7 +47,7 @@ public enum MessageFields {
 
     /// Whether every name `Connection` lists in `fields` is in ``hopByHop`` (`keep-alive`, the
     /// usual one): then removing the hop-by-hop fields removes every field it names too.
-    static func connectionListsOnlyHopByHop(_ fields: HTTPFields) -> Bool {
+    private static func connectionListsOnlyHopByHop(_ fields: HTTPFields) -> Bool {
         var only = true
         forEachNameListedInConnection(fields) { name in
             if !isHopByHop(name) { only = false }
