@@ -64,52 +64,79 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// itself; `nil` otherwise (then `URLComponents` normalises it).
     static func hostOfNormalized(_ url: String) -> String? {
         var text = url
-        let host: String? = text.withUTF8 { bytes in
-            let start: Int
-            if bytes.starts(with: "http://".utf8) {
-                start = 7
-            } else if bytes.starts(with: "https://".utf8) {
-                start = 8
-            } else {
-                return nil
-            }
-            var hostEnd: Int?
-            var index = start
-            scanAuthority: while index < bytes.count {
-                switch bytes[index] {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "."), UInt8(ascii: "-"):
-                    break
-                case UInt8(ascii: ":") where hostEnd == nil:
-                    hostEnd = index
-                case UInt8(ascii: "/"):
-                    break scanAuthority
-                default:
-                    return nil  // upper case, userinfo, IPv6, escapes, a query or fragment right after the host
-                }
-                index += 1
-            }
-            let pathStart = index
-            guard pathStart < bytes.count, pathStart > start else { return nil }
-            let end = hostEnd ?? pathStart
-            guard end > start else { return nil }
-            if let hostEnd {
-                guard pathStart > hostEnd + 1,
-                    bytes[(hostEnd + 1)..<pathStart].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-                    )
-                else { return nil }
-            }
-            for byte in bytes[pathStart...] where byte == UInt8(ascii: "#") || byte >= 0x80 { return nil }
-            // URLComponents turns IDNA labels into Unicode; leave those to it.
-            let hostBytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            if hostBytes.count >= 4,
-                (0...(hostBytes.count - 4)).contains(where: { hostBytes[$0..<($0 + 4)].elementsEqual("xn--".utf8) })
-            {
-                return nil
-            }
-            return String(decoding: hostBytes, as: UTF8.self)
+        return text.withUTF8 { bytes in
+            normalBounds(of: bytes).map { String(decoding: bytes[$0.host], as: UTF8.self) }
         }
-        return host
+    }
+
+    /// How a URL in normal form (see ``hostOfNormalized(_:)``) divides: its scheme, its
+    /// authority (host and port as written) and its path with the query.
+    struct NormalForm: Equatable {
+        var scheme: String
+        var authority: String
+        var host: String
+        var path: String
+    }
+
+    /// `url`'s parts when it is in normal form, read off its bytes; `nil` otherwise.
+    static func normalForm(of url: String) -> NormalForm? {
+        var text = url
+        return text.withUTF8 { bytes -> NormalForm? in
+            guard let bounds = normalBounds(of: bytes) else { return nil }
+            return NormalForm(
+                scheme: bounds.authority.lowerBound == 7 ? "http" : "https",
+                authority: String(decoding: bytes[bounds.authority], as: UTF8.self),
+                host: String(decoding: bytes[bounds.host], as: UTF8.self),
+                path: String(decoding: bytes[bounds.authority.upperBound...], as: UTF8.self))
+        }
+    }
+
+    /// Where the authority and the host of a URL in normal form are in its bytes (the path
+    /// follows the authority); `nil` when it is not in normal form.
+    private static func normalBounds(of bytes: UnsafeBufferPointer<UInt8>) -> (authority: Range<Int>, host: Range<Int>)?
+    {
+        let start: Int
+        if bytes.starts(with: "http://".utf8) {
+            start = 7
+        } else if bytes.starts(with: "https://".utf8) {
+            start = 8
+        } else {
+            return nil
+        }
+        var hostEnd: Int?
+        var index = start
+        scanAuthority: while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "."), UInt8(ascii: "-"):
+                break
+            case UInt8(ascii: ":") where hostEnd == nil:
+                hostEnd = index
+            case UInt8(ascii: "/"):
+                break scanAuthority
+            default:
+                return nil  // upper case, userinfo, IPv6, escapes, a query or fragment right after the host
+            }
+            index += 1
+        }
+        let pathStart = index
+        guard pathStart < bytes.count, pathStart > start else { return nil }
+        let end = hostEnd ?? pathStart
+        guard end > start else { return nil }
+        if let hostEnd {
+            guard pathStart > hostEnd + 1,
+                bytes[(hostEnd + 1)..<pathStart].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            else { return nil }
+        }
+        for byte in bytes[pathStart...] where byte == UInt8(ascii: "#") || byte >= 0x80 { return nil }
+        // URLComponents turns IDNA labels into Unicode; leave those to it.
+        let hostBytes = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        if hostBytes.count >= 4,
+            (0...(hostBytes.count - 4)).contains(where: { hostBytes[$0..<($0 + 4)].elementsEqual("xn--".utf8) })
+        {
+            return nil
+        }
+        return (start..<pathStart, start..<end)
     }
 
     /// `GET https://example.com/a?b=1`

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import WebCacheStore
@@ -20,6 +21,37 @@ struct CacheKeyTests {
         let slow = CacheKey.normalizedByComponents(url)
         #expect(key?.url == slow?.url)
         #expect(key?.host == slow?.host)
+    }
+
+    @Test(
+        "a stored request read back has the parts URL parsing gives it",
+        arguments: urls + [
+            "http://example.com/a|b", "http://example.com/[x]?y=\"z\"", "http://example.com/~a/%7e?$&'()*+,;=:@!",
+        ])
+    func storedRequestParts(_ text: String) throws {
+        let fields: HTTPFields = [.accept: "text/html"]
+        let url = try #require(URL(string: text))
+        let keyURL = try #require(CacheKey(url: url)).url
+        for stored in [keyURL, text] {
+            let parsed = try #require(URL(string: stored))
+            let expected = HTTPRequest(method: .get, url: parsed, headerFields: fields)
+            let read = try #require(EntryRow.storedRequest(method: .get, url: stored, fields: fields))
+            #expect(read == expected, "\(stored)")
+        }
+        #expect(CacheKey.normalForm(of: keyURL) != nil || CacheKey.hostOfNormalized(keyURL) == nil)
+    }
+
+    @Test("a URL in normal form divides into scheme, authority and path")
+    func normalFormParts() {
+        #expect(
+            CacheKey.normalForm(of: "https://example.com:8443/a/b?c=1")
+                == .init(scheme: "https", authority: "example.com:8443", host: "example.com", path: "/a/b?c=1"))
+        #expect(CacheKey.normalForm(of: "http://127.0.0.1/")?.path == "/")
+        #expect(CacheKey.normalForm(of: "http://example.com") == nil)
+        #expect(CacheKey.normalForm(of: "https://user@example.com/") == nil)
+        for damaged in ["not a url", "/relative", "mailto:someone", ""] {
+            #expect(EntryRow.storedRequest(method: .get, url: damaged, fields: [:]) == nil)
+        }
     }
 
     @Test("normal URLs take the fast path; others are normalised")

@@ -69,6 +69,26 @@ struct IndexLookupTests {
         }
     }
 
+    @Test("a row whose URL is no absolute URL (a damaged index) is left out of listings, never a crash")
+    func damagedURL() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory, memory: 0))
+            for index in 0..<5 {
+                try store.store(Entries.make("https://example.com/lookup/damaged/\(index)"), body: Entries.body(10))
+            }
+            let other = try DatabaseQueue(path: directory.appendingPathComponent("index.sqlite").path)
+            try other.write { db in
+                for (index, damaged) in ["not a url", "/relative", "mailto:someone", ""].enumerated() {
+                    try db.execute(
+                        sql: "UPDATE entry SET url = ? WHERE url = ?",
+                        arguments: [damaged, "https://example.com/lookup/damaged/\(index)"])
+                }
+            }
+            #expect(try store.entries().map(\.key.url) == ["https://example.com/lookup/damaged/4"])
+            #expect(try store.lookup(Entries.key("https://example.com/lookup/damaged/4")).count == 1)
+        }
+    }
+
     @Test("an index whose table goes from under a running store fails lookups with a StoreError, never a crash")
     func tableGone() async throws {
         try await TemporaryDirectory.with { directory in

@@ -49,7 +49,8 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
     func entry() -> CacheEntry? {
         guard let id, let requestFields = HeaderCoding.decode(requestHeaders),
             let responseFields = HeaderCoding.decode(responseHeaders),
-            let requestMethod = HTTPRequest.Method(method), let target = URL(string: url)
+            let requestMethod = HTTPRequest.Method(method),
+            let request = Self.storedRequest(method: requestMethod, url: url, fields: requestFields)
         else { return nil }
         let body: BodyLocation
         if let bodyInline {
@@ -60,7 +61,7 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
             body = .inlineUnloaded  // listed without bodies; the schema guarantees one of the two
         }
         let stored = StoredResponse(
-            request: HTTPRequest(method: requestMethod, url: target, headerFields: requestFields),
+            request: request,
             response: HTTPResponse(status: .init(code: status), headerFields: responseFields),
             requestTime: Date(timeIntervalSince1970: requestTime),
             responseTime: Date(timeIntervalSince1970: responseTime))
@@ -74,6 +75,33 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
 }
 
 extension EntryRow {
+    /// The request an entry was stored for. A key's URL is nearly always in normal form, whose
+    /// parts are read off its bytes; any other is parsed as a URL, as `HTTPRequest` does. `nil`
+    /// for text that is no absolute URL (a damaged row), which `HTTPRequest` would trap on.
+    static func storedRequest(method: HTTPRequest.Method, url: String, fields: HTTPFields) -> HTTPRequest? {
+        if let parts = CacheKey.normalForm(of: url), parts.path.utf8.allSatisfy(Self.isURLByte) {
+            return HTTPRequest(
+                method: method, scheme: parts.scheme, authority: parts.authority, path: parts.path,
+                headerFields: fields)
+        }
+        guard let target = URL(string: url), target.scheme != nil, !(target.host ?? "").isEmpty else { return nil }
+        return HTTPRequest(method: method, url: target, headerFields: fields)
+    }
+
+    /// Whether `byte` may stand in a URL's path or query as it is (RFC 3986 §3.3, §3.4):
+    /// URL parsing would escape any other.
+    private static func isURLByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "$")...UInt8(ascii: ";"),  // $ % & ' ( ) * + , - . / 0-9 : ;
+            UInt8(ascii: "!"), UInt8(ascii: "="), UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
     /// Positional decoding: the hot path of a disk hit, several times faster than `Codable`.
     init(row: Row) {
         id = row[0]
