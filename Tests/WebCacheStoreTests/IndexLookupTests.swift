@@ -69,11 +69,11 @@ struct IndexLookupTests {
         }
     }
 
-    @Test("a row whose URL is no absolute URL (a damaged index) is left out of listings, never a crash")
+    @Test("a damaged row (a URL that is no absolute URL, a status out of range) is left out, never a crash")
     func damagedURL() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory, memory: 0))
-            for index in 0..<5 {
+            for index in 0..<7 {
                 try store.store(Entries.make("https://example.com/lookup/damaged/\(index)"), body: Entries.body(10))
             }
             let other = try DatabaseQueue(path: directory.appendingPathComponent("index.sqlite").path)
@@ -84,7 +84,17 @@ struct IndexLookupTests {
                         arguments: [damaged, "https://example.com/lookup/damaged/\(index)"])
                 }
             }
+            try other.writeWithoutTransaction { db in
+                // The schema checks statuses; a file edited without that check may still hold any.
+                try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+                for (index, status) in [(5, 5000), (6, -1)] {
+                    try db.execute(
+                        sql: "UPDATE entry SET status = ? WHERE url = ?",
+                        arguments: [status, "https://example.com/lookup/damaged/\(index)"])
+                }
+            }
             #expect(try store.entries().map(\.key.url) == ["https://example.com/lookup/damaged/4"])
+            #expect(try store.lookup(Entries.key("https://example.com/lookup/damaged/5")).isEmpty)
             #expect(try store.lookup(Entries.key("https://example.com/lookup/damaged/4")).count == 1)
         }
     }

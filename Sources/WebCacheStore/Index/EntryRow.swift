@@ -50,6 +50,7 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
         guard let id, let requestFields = HeaderCoding.decode(requestHeaders),
             let responseFields = HeaderCoding.decode(responseHeaders),
             let requestMethod = HTTPRequest.Method(method),
+            (100...999).contains(status),  // HTTPResponse.Status traps on any other
             let request = Self.storedRequest(method: requestMethod, url: url, fields: requestFields)
         else { return nil }
         let body: BodyLocation
