@@ -21,6 +21,8 @@ enum HeaderCoding {
         return text.withUTF8 { bytes -> HTTPFields? in
             var fields = HTTPFields()
             guard !bytes.isEmpty else { return fields }
+            // Room for every line at once, not grown field by field.
+            fields.reserveCapacity(bytes.reduce(1) { $1 == 0x0D ? $0 + 1 : $0 })
             var lineStart = 0
             while lineStart <= bytes.count {
                 var lineEnd = lineStart
