@@ -5,6 +5,8 @@ import HTTPTypes
 enum HeaderCoding {
     static func encode(_ fields: HTTPFields) -> String {
         var text = ""
+        // Room for all of it at once, not grown line by line.
+        text.reserveCapacity(fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 })
         for field in fields {
             if !text.isEmpty { text += "\r\n" }
             text += field.name.rawName
