@@ -23,8 +23,10 @@ enum HeaderCoding {
         return text.withUTF8 { bytes -> HTTPFields? in
             var fields = HTTPFields()
             guard !bytes.isEmpty else { return fields }
-            // Room for every line at once, not grown field by field.
-            fields.reserveCapacity(bytes.reduce(1) { $1 == 0x0D ? $0 + 1 : $0 })
+            // Room for every line at once, not grown field by field; HTTPFields traps at 65,535.
+            let lines = bytes.reduce(1) { $1 == 0x0D ? $0 + 1 : $0 }
+            guard lines < Int(UInt16.max) else { return nil }
+            fields.reserveCapacity(lines)
             var lineStart = 0
             while lineStart <= bytes.count {
                 var lineEnd = lineStart
