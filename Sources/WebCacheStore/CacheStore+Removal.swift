@@ -157,7 +157,8 @@ extension CacheStore {
     /// After the index no longer points at them: delete the files and forget the keys.
     func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey]) {
         for row in removed {
-            if let file = row.bodyFile { POSIX.unlinkIfPresent(files.path(file)) }
+            // A name from a damaged index that points elsewhere is left alone.
+            if let file = row.bodyFile, BodyFiles.isBodyName(file) { POSIX.unlinkIfPresent(files.path(file)) }
         }
         if !removed.isEmpty {
             verifiedBodies.withLock { verified in

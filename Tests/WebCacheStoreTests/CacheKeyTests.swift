@@ -54,6 +54,19 @@ struct CacheKeyTests {
         }
     }
 
+    @Test("body file names: only the shape the store gives its files names a file under its root")
+    func bodyNames() {
+        let key = CacheKey(storedMethod: "GET", url: "https://example.com/a", host: "example.com")
+        let files = BodyFiles(directory: URL(fileURLWithPath: "/tmp/store"), namespace: "default")
+        #expect(BodyFiles.isBodyName(files.newName(key: key, varyKey: "")))
+        for damaged in [
+            "../victim.txt", "../../etc/passwd.body", "/etc/x.body", "ab/cd/../x.body", "ab/cd/ef", "ab/cd.body",
+            "ab/cd/ef/01.body", "ab//01.body", "AB/cd/01.body", "ab/cd/.body", "", ".body",
+        ] {
+            #expect(!BodyFiles.isBodyName(damaged), "\(damaged)")
+        }
+    }
+
     @Test("normal URLs take the fast path; others are normalised")
     func normalization() throws {
         #expect(CacheKey.hostOfNormalized("http://127.0.0.1:9000/1k.bin") == "127.0.0.1")

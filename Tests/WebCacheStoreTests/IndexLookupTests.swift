@@ -99,6 +99,29 @@ struct IndexLookupTests {
         }
     }
 
+    @Test("a body file name from a damaged index that points outside the store is neither read nor deleted")
+    func bodyFileOutside() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory, memory: 0))
+            let victim = directory.appendingPathComponent("victim.txt")
+            try Data(repeating: 7, count: 5_000).write(to: victim)
+            let urls = ["https://example.com/outside/a", "https://example.com/outside/b"]
+            for url in urls { try store.store(Entries.make(url), body: Entries.body(5_000)) }
+            let other = try DatabaseQueue(path: directory.appendingPathComponent("index.sqlite").path)
+            try other.write { db in
+                try db.execute(sql: "UPDATE entry SET bodyFile = '../victim.txt' WHERE url = ?", arguments: [urls[0]])
+            }
+            #expect(try store.entries().map(\.key.url) == [urls[1]])
+            #expect(try store.lookup(Entries.key(urls[0])).isEmpty)  // unreadable: its row is removed
+            #expect(FileManager.default.fileExists(atPath: victim.path))
+            try other.write { db in
+                try db.execute(sql: "UPDATE entry SET bodyFile = '../victim.txt' WHERE url = ?", arguments: [urls[1]])
+            }
+            #expect(try store.remove(host: "example.com") == 1)
+            #expect(FileManager.default.fileExists(atPath: victim.path))
+        }
+    }
+
     @Test("an index whose table goes from under a running store fails lookups with a StoreError, never a crash")
     func tableGone() async throws {
         try await TemporaryDirectory.with { directory in

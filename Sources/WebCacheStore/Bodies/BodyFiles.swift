@@ -30,6 +30,22 @@ struct BodyFiles: Sendable {
 
     func path(_ name: String) -> String { "\(root)/\(name)" }
 
+    /// Whether `name` has the shape ``newName(key:varyKey:)`` gives (`<hex>/<hex>/<hex>-<hex>.body`),
+    /// so that it names a file under the root: a name read from a damaged index (`../x`, `/x`)
+    /// is neither read nor deleted.
+    static func isBodyName(_ name: String) -> Bool {
+        guard name.hasSuffix(bodySuffix) else { return false }
+        let parts = name.dropLast(bodySuffix.count).utf8.split(
+            separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return false }
+        let hexOrDash = { (byte: UInt8) in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                || byte == UInt8(ascii: "-")
+        }
+        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(hexOrDash) }
+    }
+
     func temporaryPath(for name: String) -> String {
         path(String(name.dropLast(Self.bodySuffix.count)) + Self.temporarySuffix)
     }

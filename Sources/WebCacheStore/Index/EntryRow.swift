@@ -57,6 +57,7 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
         if let bodyInline {
             body = .data(bodyInline)
         } else if let bodyFile {
+            guard BodyFiles.isBodyName(bodyFile) else { return nil }  // never a file outside the store
             body = .file(name: bodyFile, checksum: UInt32(truncatingIfNeeded: bodyChecksum))
         } else {
             body = .inlineUnloaded  // listed without bodies; the schema guarantees one of the two
