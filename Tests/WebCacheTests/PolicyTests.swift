@@ -26,6 +26,28 @@ struct PolicyTests {
         }
     }
 
+    @Test(
+        "lifetimes far beyond any date, or negative, are served by, never a trap",
+        arguments: [Int.max, Int.max / 2, 1 << 53, -(1 << 53), Int.min])
+    func extremeLifetimes(_ ttl: Int) async throws {
+        let policy = CachePolicy(lifetimes: [
+            .init(urlPatterns: ["*/fixed"], ttl: ttl), .init(urlPatterns: ["*/sliding"], ttl: ttl, slidingExpiry: true),
+            .init(urlPatterns: ["*/default"], defaultTTL: ttl),
+        ])
+        try await EngineHarness.run(policy: policy) { h in
+            for path in ["/fixed", "/sliding", "/default"] {
+                h.origin.route(path) { _ in .text("body") }
+                _ = try await h.get(path)
+                h.clock.advance(10)
+                let again = try await h.get(path)
+                #expect(again.isFromCache == (ttl > 0), "\(path)")
+                _ = try h.cache.explain(Fixtures.request(.get, h.origin.url(path).absoluteString, []))
+            }
+            h.cache.store.flushAccesses()
+            #expect(try h.cache.store.entries().count == 3)
+        }
+    }
+
     @Test("a default lifetime applies only when the response gives none")
     func defaultTTL() async throws {
         let policy = CachePolicy(lifetimes: [.init(defaultTTL: 600)])

@@ -127,8 +127,10 @@ public struct CachePolicy: Sendable, Hashable, Codable {
         /// Content-type prefixes (`text/css`, `image/`); empty for any.
         public var contentTypes: [String]?
         /// A lifetime in seconds that replaces the response's own (an app's own cache time).
+        /// Counted up to 2^31 seconds (about 68 years), as RFC 9111 caps its own; 0 or less
+        /// makes each use revalidate.
         public var ttl: Int?
-        /// A lifetime in seconds used only when the response gives none.
+        /// A lifetime in seconds used only when the response gives none; capped as ``ttl`` is.
         public var defaultTTL: Int?
         /// Whether a hit extends the app-set expiry by the rule's lifetime (content read often
         /// stays, content not read ages out).

@@ -24,7 +24,7 @@ struct ListCommand: AsyncParsableCommand {
             let rows = try store.entries(host: host, limit: limit).map { entry -> [String] in
                 let decision = rules.reuse(entry.stored, for: entry.stored.request, now: now)
                 var staleness = decision.staleness
-                if let expiry = entry.appExpiry { staleness = Int(now.timeIntervalSince(expiry)) }
+                if let expiry = entry.appExpiry { staleness = WholeSeconds.roundedDown(now.timeIntervalSince(expiry)) }
                 let freshness =
                     staleness < 0 ? "fresh for \(formatSeconds(-staleness))" : "stale by \(formatSeconds(staleness))"
                 return [

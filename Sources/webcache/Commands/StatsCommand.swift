@@ -38,7 +38,7 @@ struct StatsCommand: AsyncParsableCommand {
                 printTable(
                     ["UNREACHABLE ORIGIN", "SINCE", "FAILURES", "NEXT TRY", "LAST ERROR"],
                     unreachable.map { status in
-                        let left = Int(status.retryAfter.timeIntervalSince(now).rounded(.up))
+                        let left = WholeSeconds.roundedUp(status.retryAfter.timeIntervalSince(now))
                         return [
                             status.origin, HTTPDate.format(status.unreachableSince), String(status.failures),
                             left > 0 ? "in \(formatSeconds(left))" : "next request", status.lastError,

@@ -324,7 +324,7 @@ extension HTTPCache {
             break
         }
         if let appExpiry = entry.appExpiry, rules.directives(for: request).noCache == nil {
-            let left = Int(appExpiry.timeIntervalSince(now).rounded(.down))
+            let left = WholeSeconds.roundedDown(appExpiry.timeIntervalSince(now))
             if left > 0 {
                 decision.action = .useFresh
                 decision.staleness = -left

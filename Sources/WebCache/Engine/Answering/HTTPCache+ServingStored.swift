@@ -120,7 +120,7 @@ extension HTTPCache {
             let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType]),
             rule.slidingExpiry == true, let seconds = rule.ttl ?? rule.defaultTTL
         else { return nil }
-        return now.addingTimeInterval(TimeInterval(seconds))
+        return now.addingTimeInterval(TimeInterval(WholeSeconds.clamped(seconds)))
     }
 
     /// The empty answer to a blocked URL (ad and tracker filtering); the network is never used.

@@ -78,9 +78,9 @@ extension HTTPCache {
             let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType])
         {
             if let ttl = rule.ttl {
-                appExpiry = responseTime.addingTimeInterval(TimeInterval(ttl))
+                appExpiry = responseTime.addingTimeInterval(TimeInterval(WholeSeconds.clamped(ttl)))
             } else if let defaultTTL = rule.defaultTTL, !freshness.isExplicit {
-                appExpiry = responseTime.addingTimeInterval(TimeInterval(defaultTTL))
+                appExpiry = responseTime.addingTimeInterval(TimeInterval(WholeSeconds.clamped(defaultTTL)))
             }
         }
         let directives = rules.directives(for: head).cacheControl
