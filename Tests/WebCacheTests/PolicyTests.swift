@@ -48,6 +48,16 @@ struct PolicyTests {
         }
     }
 
+    @Test("a network timeout past any wait is counted up to 2^31 s, never a trap; 0 turns it off")
+    func extremeNetworkTimeout() throws {
+        let configuration = HTTPCache.Configuration(directory: URL(fileURLWithPath: "/tmp/unused"))
+        #expect(configuration.networkTimeout(under: CachePolicy(networkTimeout: 1e300)) == .seconds(2_147_483_648))
+        #expect(configuration.networkTimeout(under: CachePolicy(networkTimeout: 2.5)) == .milliseconds(2_500))
+        #expect(configuration.networkTimeout(under: CachePolicy(networkTimeout: 0)) == nil)
+        let loaded = try CachePolicy.parse("networkTimeout: 1e300")
+        #expect(configuration.networkTimeout(under: loaded) == .seconds(2_147_483_648))
+    }
+
     @Test("a default lifetime applies only when the response gives none")
     func defaultTTL() async throws {
         let policy = CachePolicy(lifetimes: [.init(defaultTTL: 600)])

@@ -33,9 +33,12 @@ public enum HTTPDate {
         }
     }
 
-    /// Formats a date as IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+    /// Formats a date as IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`. Dates before the
+    /// year 1 or after 9999 (a time read from a damaged index) are written as those years' ends.
     public static func format(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let interval = date.timeIntervalSince1970
+        let seconds = Int64(
+            interval.isNaN ? 0 : min(max(interval, Self.earliestFormatted), Self.latestFormatted).rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = Int(seconds - days * 86_400)
         let (year, month, day) = CivilCalendar.civil(fromDays: days)
@@ -46,6 +49,10 @@ public enum HTTPDate {
         return "\(shortDays[weekday]), \(two(day)) \(months[month - 1]) \(yearText) "
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
+
+    /// `Mon, 01 Jan 0001 00:00:00 GMT` and `Fri, 31 Dec 9999 23:59:59 GMT`, in seconds since 1970.
+    static let earliestFormatted: TimeInterval = -62_135_596_800
+    static let latestFormatted: TimeInterval = 253_402_300_799
 
     static let shortDays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     static let longDays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]

@@ -83,7 +83,8 @@ extension HTTPCache {
         /// The policy's network timeout (0 turns it off), else `configured`.
         static func networkTimeout(under policy: CachePolicy, otherwise configured: Duration?) -> Duration? {
             guard let seconds = policy.networkTimeout else { return configured }
-            return seconds > 0 ? .milliseconds(Int64((seconds * 1000).rounded())) : nil
+            // Counted up to 2^31 s, as TTLs are: past Int64's milliseconds a conversion would trap.
+            return seconds > 0 ? .milliseconds(Int64((min(seconds, Double(WholeSeconds.limit)) * 1000).rounded())) : nil
         }
     }
 
