@@ -83,11 +83,13 @@ struct HTTPDateTests {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 
-    @Test("dates beyond years 1 to 9999, or no number, are written as those years' ends, never a trap")
+    @Test("dates beyond years 0000 to 9999, or no number, are written as those years' ends, never a trap")
     func formatOutOfRange() {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: 1e300)) == "Fri, 31 Dec 9999 23:59:59 GMT")
         #expect(HTTPDate.format(Date(timeIntervalSince1970: .infinity)) == "Fri, 31 Dec 9999 23:59:59 GMT")
-        #expect(HTTPDate.format(Date(timeIntervalSince1970: -1e300)) == "Mon, 01 Jan 0001 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -1e300)) == "Sat, 01 Jan 0000 00:00:00 GMT")
+        let leapDayOfYearZero = HTTPDate.parse("Tue, 29 Feb 0000 12:00:00 GMT")
+        #expect(leapDayOfYearZero.map(HTTPDate.format) == "Tue, 29 Feb 0000 12:00:00 GMT")
         #expect(HTTPDate.format(Date(timeIntervalSince1970: .nan)) == "Thu, 01 Jan 1970 00:00:00 GMT")
         #expect(HTTPDate.parse("Fri, 31 Dec 9999 23:59:59 GMT") == Date(timeIntervalSince1970: 253_402_300_799))
     }

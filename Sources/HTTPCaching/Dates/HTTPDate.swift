@@ -34,7 +34,8 @@ public enum HTTPDate {
     }
 
     /// Formats a date as IMF-fixdate, e.g. `Sun, 06 Nov 1994 08:49:37 GMT`. Dates before the
-    /// year 1 or after 9999 (a time read from a damaged index) are written as those years' ends.
+    /// year 0000 or after 9999 (the four digits a date has; a time read from a damaged index)
+    /// are written as those years' ends.
     public static func format(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970
         let seconds = Int64(
@@ -50,8 +51,9 @@ public enum HTTPDate {
             + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
     }
 
-    /// `Mon, 01 Jan 0001 00:00:00 GMT` and `Fri, 31 Dec 9999 23:59:59 GMT`, in seconds since 1970.
-    static let earliestFormatted: TimeInterval = -62_135_596_800
+    /// `Sat, 01 Jan 0000 00:00:00 GMT` and `Fri, 31 Dec 9999 23:59:59 GMT`, in seconds since 1970:
+    /// every date ``parse(_:now:)`` reads formats and parses back to itself.
+    static let earliestFormatted: TimeInterval = -62_167_219_200
     static let latestFormatted: TimeInterval = 253_402_300_799
 
     static let shortDays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
