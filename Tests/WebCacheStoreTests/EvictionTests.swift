@@ -6,6 +6,19 @@ import WebCacheTestSupport
 
 @Suite("Eviction, pinning, purging and namespaces")
 struct EvictionTests {
+    @Test("a capacity of Int.max with a trim ratio of 1 stores and trims without overflow")
+    func largestCapacity() async throws {
+        try await TemporaryDirectory.with { directory in
+            var configuration = CacheStore.Configuration.test(directory)
+            configuration.diskCapacity = .max
+            configuration.trimRatio = 1
+            let store = try CacheStore(configuration: configuration)
+            try store.store(Entries.make("https://example.com/largest"), body: Entries.body(10))
+            try store.trim()
+            #expect(try store.statistics().entries == 1)
+        }
+    }
+
     @Test("over capacity, least recently used entries go, down to 80% in one pass")
     func lruTrim() async throws {
         try await TemporaryDirectory.with { directory in

@@ -60,9 +60,28 @@ struct ReachabilityTests {
 
     @Test(
         "the window grows to the maximum and no further",
-        arguments: [(1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (40, 60.0)])
+        arguments: [
+            (1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (40, 60.0), (Int.max, 60.0), (0, 1.0), (Int.min, 1.0),
+        ])
     func windowGrowth(failures: Int, seconds: Double) {
         #expect(ReachabilitySettings().window(afterFailures: failures) == seconds)
+    }
+
+    @Test("a failure count read back at its largest (a damaged index) is counted on without overflow")
+    func failuresAtTheirLargest() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = TestClock()
+        let store = try CacheStore(configuration: .init(directory: directory.url))
+        try store.saveOriginStatus(
+            OriginStatus(
+                origin: "http://site.test:80", failures: .max, unreachableSince: clock.now,
+                retryAfter: clock.now, lastError: "refused"))
+        let cache = try HTTPCache(
+            configuration: .init(store: .init(directory: directory.url), now: { clock.now }), origin: ScriptedOrigin())
+        await #expect(throws: CacheError.self) { try await Self.get(cache) }
+        #expect(cache.unreachableOrigins.first?.failures == .max)
+        await cache.waitForBackgroundWork()
     }
 
     @Test("a stale copy is served at once while the origin is unreachable; the probe runs in the background")

@@ -76,7 +76,8 @@ final class OriginReachability: Sendable {
     func recordFailure(of origin: String, error: String, now: Date, settings: ReachabilitySettings) -> OriginStatus {
         table.withLock { table in
             let previous = table.unreachable[origin]?.status
-            let failures = (previous?.failures ?? 0) + 1
+            // Counted without overflow: a count read back from a damaged index may be anything.
+            let failures = min(previous?.failures ?? 0, Int.max - 1) + 1
             let status = OriginStatus(
                 origin: origin, failures: failures, unreachableSince: previous?.unreachableSince ?? now,
                 retryAfter: now.addingTimeInterval(settings.window(afterFailures: failures)), lastError: error)

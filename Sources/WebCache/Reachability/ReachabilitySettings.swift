@@ -19,7 +19,7 @@ public struct ReachabilitySettings: Sendable, Hashable {
     /// The window after `failures` failed attempts in a row, in seconds.
     public func window(afterFailures failures: Int) -> Double {
         let initial = initialBackoff.seconds
-        let doublings = min(max(failures - 1, 0), 30)
+        let doublings = min(max(failures, 1), 31) - 1  // never past 30, and no overflow either way
         return min(initial * Double(1 << doublings), maximumBackoff.seconds)
     }
 }
