@@ -39,8 +39,8 @@ extension CacheStore {
                 db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0
         // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
         // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
-        let target =
-            configuration.diskCapacity - Int(Double(configuration.diskCapacity) * (1 - configuration.trimRatio))
+        let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()
+        let target = trimmed >= Double(configuration.diskCapacity) ? 0 : configuration.diskCapacity - Int(trimmed)
         let trimming = self.trimming.withLock { trimming in
             if bytes > configuration.diskCapacity { trimming = true }
             if bytes <= target { trimming = false }

@@ -6,12 +6,14 @@ import WebCacheTestSupport
 
 @Suite("Eviction, pinning, purging and namespaces")
 struct EvictionTests {
-    @Test("a capacity of Int.max with a trim ratio of 1 stores and trims without overflow")
-    func largestCapacity() async throws {
+    @Test(
+        "a capacity of Int.max stores and trims without overflow, whatever the trim ratio",
+        arguments: [1, 0.8, 1e-300])
+    func largestCapacity(trimRatio: Double) async throws {
         try await TemporaryDirectory.with { directory in
             var configuration = CacheStore.Configuration.test(directory)
             configuration.diskCapacity = .max
-            configuration.trimRatio = 1
+            configuration.trimRatio = trimRatio
             let store = try CacheStore(configuration: configuration)
             try store.store(Entries.make("https://example.com/largest"), body: Entries.body(10))
             try store.trim()
