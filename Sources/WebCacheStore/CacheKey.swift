@@ -74,7 +74,6 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     struct NormalForm: Equatable {
         var scheme: String
         var authority: String
-        var host: String
         var path: String
     }
 
@@ -86,7 +85,6 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             return NormalForm(
                 scheme: bounds.authority.lowerBound == 7 ? "http" : "https",
                 authority: String(decoding: bytes[bounds.authority], as: UTF8.self),
-                host: String(decoding: bytes[bounds.host], as: UTF8.self),
                 path: String(decoding: bytes[bounds.authority.upperBound...], as: UTF8.self))
         }
     }

@@ -159,9 +159,10 @@ extension CacheRules {
         freshness(of: stored).lifetime - Self.wholeSeconds(age(of: stored, now: now).currentAge)
     }
 
+    /// An age in whole seconds: 0 for none, a negative or an infinite one, capped as
+    /// delta-seconds are.
     static func wholeSeconds(_ interval: TimeInterval) -> Int {
-        guard interval.isFinite, interval > 0 else { return 0 }
-        return interval >= Double(DeltaSeconds.maximum) ? DeltaSeconds.maximum : Int(interval)
+        interval.isFinite ? max(0, WholeSeconds.roundedDown(interval)) : 0
     }
 
     static func describeAge(freshness: Freshness, age: Int, staleness: Int) -> String {

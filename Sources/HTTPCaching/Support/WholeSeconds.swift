@@ -10,7 +10,7 @@ import Foundation
 package enum WholeSeconds {
     /// The most seconds counted either way: 2^31 (about 68 years), RFC 9111's cap for
     /// delta-seconds (§1.2.2).
-    package static let limit = 2_147_483_648
+    package static let limit = DeltaSeconds.maximum
 
     /// `seconds` within ±``limit``.
     package static func clamped(_ seconds: Int) -> Int {
