@@ -223,7 +223,7 @@ let package = Package(
         .executableTarget(
             name: "webcache-fuzz",
             dependencies: [
-                "HTTPCaching", "WebCacheTestSupport", "HTTPWire",
+                "HTTPCaching", "WebCacheTestSupport", "HTTPWire", "WebCachePreload",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -3,7 +3,8 @@
 # (structured-field dictionaries), HTTP dates, Vary, Range — the proxy's handling of a client's
 # bytes on a connection without a socket (proxy-request), and its request parser beside
 # SwiftNIO's (request-parser: whatever it reads as requests, SwiftNIO's reads the same), and the
-# origin leg's response parser the same way (response-parser) — with
+# origin leg's response parser the same way (response-parser), and the preloader's HTML scanner
+# (html-references: libxml2 and the C code of CHTMLScan, built with AddressSanitizer too) — with
 # libFuzzer and AddressSanitizer,
 # SECONDS_PER_TARGET each (default 60), starting from the committed seeds in Fuzz/corpus/<target>
 # (new inputs go to a scratch corpus, not the repo). Each target checks a property of what it
@@ -18,8 +19,9 @@ cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(cache-control http-date vary range proxy-request request-parser response-parser)
-swift build --product webcache-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING 2>&1 \
+[ ${#targets[@]} -gt 0 ] || targets=(cache-control http-date vary range proxy-request request-parser response-parser html-references)
+swift build --product webcache-fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+  -Xcc -fsanitize=fuzzer-no-link,address 2>&1 \
   | grep -E "error:" && exit 1
 fuzzer=".build-fuzz/debug/webcache-fuzz"
 mkdir -p .build-fuzz/artifacts

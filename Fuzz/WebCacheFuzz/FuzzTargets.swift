@@ -1,5 +1,6 @@
 import HTTPCaching
 import HTTPTypes
+import WebCachePreload
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -13,6 +14,7 @@ import Foundation
 enum FuzzTargets {
     static let names = [
         "cache-control", "http-date", "vary", "range", "proxy-request", "request-parser", "response-parser",
+        "html-references",
     ]
 
     static func run(_ name: String, _ bytes: UnsafeRawBufferPointer) {
@@ -25,6 +27,7 @@ enum FuzzTargets {
         case "proxy-request": ProxyRequestTarget.run(bytes)
         case "request-parser": RequestParserTarget.run(bytes)
         case "response-parser": ResponseParserTarget.run(bytes)
+        case "html-references": htmlReferences(bytes)
         default: fatalError("unknown fuzz target \(name); one of \(names.joined(separator: ", "))")
         }
     }
@@ -98,5 +101,19 @@ enum FuzzTargets {
                 }
             }
         }
+    }
+
+    /// A page's references (libxml2's HTML parser, driven by the C scanner in `CHTMLScan`): every
+    /// one found is an absolute `http`/`https` URL without a fragment, each appears once, and links
+    /// are kept apart from resources.
+    static func htmlReferences(_ bytes: UnsafeRawBufferPointer) {
+        guard let page = URL(string: "http://example.test/articles/page.html") else { return }
+        let found = HTMLReferences.scan(Data(bytes), url: page)
+        for url in found.resources.map(\.url) + found.links {
+            precondition(["http", "https"].contains(url.scheme?.lowercased() ?? ""), "non-HTTP reference \(url)")
+            precondition(url.host != nil && url.fragment == nil, "reference without a host or with a fragment: \(url)")
+        }
+        precondition(Set(found.resources).count == found.resources.count, "a resource appears twice")
+        precondition(Set(found.links).count == found.links.count, "a link appears twice")
     }
 }

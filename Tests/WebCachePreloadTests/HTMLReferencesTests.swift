@@ -118,4 +118,43 @@ struct HTMLReferencesTests {
         #expect(Self.scan("").isEmpty)
         #expect(HTMLReferences.scan(Data([0xFF, 0xFE, 0x00, 0x01, 0x80]), url: Self.page).resources.isEmpty)
     }
+
+    @Test("a page nested 100,000 elements deep yields the references before, inside and after the nesting")
+    func deepNesting() {
+        // libxml2 stopped reading at 256 open elements (and a tree walked recursively would
+        // exhaust the stack well before 100,000).
+        let depth = 100_000
+        let html =
+            "<img src=before.png>" + String(repeating: "<div>", count: depth) + "<img src=deep.png>"
+            + String(repeating: "</div>", count: depth) + "<img src=after.png>"
+        #expect(
+            Self.scan(html) == [
+                "image http://example.test/articles/before.png", "image http://example.test/articles/deep.png",
+                "image http://example.test/articles/after.png",
+            ])
+    }
+
+    @Test("unclosed elements pile up past 256 deep, and references after them are still found")
+    func unclosedElements() {
+        let html =
+            String(repeating: "<font color=red><b>", count: 400) + "<a href=/far.html>far</a><img src=/far.png>"
+        let page = HTMLReferences.scan(Data(html.utf8), url: Self.page)
+        #expect(page.resources.map(\.description) == ["image http://example.test/far.png"])
+        #expect(page.links == [URL(string: "http://example.test/far.html")!])
+    }
+
+    @Test("the encoding: UTF-8 unless <meta charset> says otherwise, a byte-order mark honoured")
+    func encodings() {
+        let latin1 = Data("<meta charset=\"iso-8859-1\"><img src=\"caf".utf8) + Data([0xE9]) + Data(".png\">".utf8)
+        let utf8 = Data("<img src=\"café.png\">".utf8)
+        let marked = Data([0xEF, 0xBB, 0xBF]) + Data("<IMG SRC=bom.png>".utf8)
+        let found = [latin1, utf8, marked].map {
+            HTMLReferences.scan($0, url: Self.page).resources.map(\.url.absoluteString)
+        }
+        #expect(
+            found == [
+                ["http://example.test/articles/caf%C3%A9.png"], ["http://example.test/articles/caf%C3%A9.png"],
+                ["http://example.test/articles/bom.png"],
+            ])
+    }
 }

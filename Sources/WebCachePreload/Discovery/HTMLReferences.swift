@@ -48,7 +48,21 @@ public enum HTMLReferences {
         var text: String?
     }
 
-    /// Every element of the document, in order.
+    /// The elements ``Walker`` reads for what they are; any other is kept only for an attribute
+    /// read on every element (``examinedAnywhere(_:)``), so that a page of many plain elements
+    /// (or one nested very deep) costs no more than its references.
+    static let examinedElements: Set<String> = [
+        "link", "script", "img", "source", "video", "audio", "track", "iframe", "frame", "embed", "object", "input",
+        "style", "a", "area", "base",
+    ]
+
+    /// Whether an attribute is read on every element: legacy `background` and inline `style`.
+    static func examinedAnywhere(_ attribute: String) -> Bool {
+        attribute == "background" || attribute == "style"
+    }
+
+    /// Every element of the document that may hold a reference (``examinedElements``, or any with
+    /// an attribute ``examinedAnywhere(_:)``), in order.
     static func parse(_ html: Data, url: URL) -> [Element] {
         guard !html.isEmpty, html.count < Int(Int32.max) else { return [] }
         final class Collector {
@@ -62,8 +76,15 @@ public enum HTMLReferences {
             ) {
                 context, name, parent, attributes, count, text in
                 guard let context, let name, let parent else { return }
+                let elementName = String(cString: name)
+                guard
+                    Self.examinedElements.contains(elementName)
+                        || (0..<Int(count)).contains(where: { index in
+                            attributes?[2 * index].map { Self.examinedAnywhere(String(cString: $0)) } ?? false
+                        })
+                else { return }
                 var element = Element(
-                    name: String(cString: name), parent: String(cString: parent), attributes: [:],
+                    name: elementName, parent: String(cString: parent), attributes: [:],
                     text: text.map { String(cString: $0) })
                 for index in 0..<Int(count) {
                     guard let key = attributes?[2 * index], let value = attributes?[2 * index + 1] else { continue }
