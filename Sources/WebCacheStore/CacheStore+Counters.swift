@@ -23,7 +23,9 @@ extension CacheStore {
         try database("read counters") {
             try pool.read { db in
                 try Row.fetchAll(db, sql: "SELECT name, value FROM counter WHERE namespace = ?", arguments: [namespace])
-                    .reduce(into: [String: Int]()) { $0[$1["name"]] = $1["value"] }
+                    .reduce(into: [String: Int]()) {
+                        $0[try $1.decode(String.self, forColumn: "name")] = try $1.decode(Int.self, forColumn: "value")
+                    }
             }
         }
     }

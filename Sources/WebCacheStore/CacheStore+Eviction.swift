@@ -34,9 +34,11 @@ extension CacheStore {
     /// transactions that follow (``evictionsPerTransaction``) — and returns them (their files are
     /// deleted after the commit).
     func evictLeastRecentlyUsed(in db: Database, atMost limit: Int = .max) throws -> [RemovedRow] {
-        let bytes =
+        // Never below zero, whatever a damaged index says, so that nothing below overflows.
+        let bytes = max(
+            0,
             try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0
+                db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0)
         // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
         // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
         let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()
@@ -66,7 +68,9 @@ extension CacheStore {
                 RemovedRow(
                     id: row["id"], method: row["method"], url: row["url"], host: row["host"], bodyFile: row["bodyFile"])
             )
-            freed += row["bodySize"] as Int
+            // A damaged row's size may be anything: counted from 0 up to Int.max.
+            let (sum, overflow) = freed.addingReportingOverflow(max(0, row["bodySize"] as Int))
+            freed = overflow ? .max : sum
         }
         for chunk in victims.map(\.id).chunked(into: 500) {
             try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")

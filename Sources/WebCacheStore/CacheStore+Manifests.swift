@@ -65,16 +65,19 @@ extension CacheStore {
                     db, sql: "SELECT manifest, url FROM manifestMember WHERE namespace = ? ORDER BY manifest, position",
                     arguments: [namespace])
                 var resources: [String: [String]] = [:]
-                for member in members { resources[member["manifest"], default: []].append(member["url"]) }
+                for member in members {
+                    resources[try member.decode(forColumn: "manifest"), default: []].append(
+                        try member.decode(forColumn: "url"))
+                }
                 return try Row.fetchAll(
                     db,
                     sql: "SELECT name, createdAt, complete FROM manifest WHERE namespace = ? ORDER BY createdAt, name",
                     arguments: [namespace]
                 ).map { row in
-                    let name: String = row["name"]
+                    let name: String = try row.decode(forColumn: "name")
                     return PageManifest(
-                        name: name, keys: resources[name] ?? [], isComplete: row["complete"],
-                        createdAt: Date(timeIntervalSince1970: row["createdAt"]))
+                        name: name, keys: resources[name] ?? [], isComplete: try row.decode(forColumn: "complete"),
+                        createdAt: Date(timeIntervalSince1970: try row.decode(forColumn: "createdAt")))
                 }
             }
         }

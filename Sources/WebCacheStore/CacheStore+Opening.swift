@@ -66,9 +66,11 @@ extension CacheStore {
                 temporaries += 1
             }
         }
+        // A name that is not text (a blob of a damaged index) names no file: its row goes as one
+        // whose body is missing.
         let referenced = try pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, bodyFile FROM entry WHERE bodyFile IS NOT NULL")
-                .map { (id: $0["id"] as Int64, file: $0["bodyFile"] as String) }
+                .map { (id: $0["id"] as Int64, file: (try? $0.decode(String.self, forColumn: "bodyFile")) ?? "") }
         }
         let missing = referenced.filter { !bodies.contains($0.file) }.map(\.id)
         if !missing.isEmpty {

@@ -68,9 +68,10 @@ extension CacheStore {
                     arguments: [namespace]
                 ).map { row in
                     OriginStatus(
-                        origin: row["origin"], failures: row["failures"],
-                        unreachableSince: Date(timeIntervalSince1970: row["unreachableSince"]),
-                        retryAfter: Date(timeIntervalSince1970: row["retryAfter"]), lastError: row["lastError"])
+                        origin: try row.decode(forColumn: "origin"), failures: try row.decode(forColumn: "failures"),
+                        unreachableSince: Date(timeIntervalSince1970: try row.decode(forColumn: "unreachableSince")),
+                        retryAfter: Date(timeIntervalSince1970: try row.decode(forColumn: "retryAfter")),
+                        lastError: try row.decode(forColumn: "lastError"))
                 }
             }
         }

@@ -50,9 +50,14 @@ extension CacheStore {
                     sql:
                         "SELECT host, count(*) AS entries, sum(bodySize) AS bytes FROM entry WHERE namespace = ? GROUP BY host ORDER BY bytes DESC, host",
                     arguments: [namespace]
-                ).map { StoreStatistics.HostUsage(host: $0["host"], entries: $0["entries"], bytes: $0["bytes"]) }
+                ).map {
+                    StoreStatistics.HostUsage(
+                        host: try $0.decode(forColumn: "host"), entries: try $0.decode(forColumn: "entries"),
+                        bytes: try $0.decode(forColumn: "bytes"))
+                }
                 return StoreStatistics(
-                    entries: usage?["entries"] ?? 0, diskBytes: usage?["bytes"] ?? 0, pinnedEntries: pinned,
+                    entries: try usage?.decode(forColumn: "entries") ?? 0,
+                    diskBytes: try usage?.decode(forColumn: "bytes") ?? 0, pinnedEntries: pinned,
                     memoryBytes: memory.bytes, hosts: hosts)
             }
         }

@@ -51,10 +51,12 @@ struct EntryRow: Codable, FetchableRecord, MutablePersistableRecord, Sendable {
             let responseFields = HeaderCoding.decode(responseHeaders),
             let requestMethod = HTTPRequest.Method(method),
             (100...999).contains(status),  // HTTPResponse.Status traps on any other
+            bodySize >= 0,  // ranges of the body are counted within 0..<bodySize
             let request = Self.storedRequest(method: requestMethod, url: url, fields: requestFields)
         else { return nil }
         let body: BodyLocation
         if let bodyInline {
+            guard bodyInline.count == bodySize else { return nil }
             body = .data(bodyInline)
         } else if let bodyFile {
             guard BodyFiles.isBodyName(bodyFile) else { return nil }  // never a file outside the store
