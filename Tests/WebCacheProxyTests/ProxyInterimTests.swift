@@ -1,7 +1,12 @@
 import Foundation
+import HTTPTypes
+import NIOCore
+import NIOEmbedded
 import Testing
 import WebCache
 import WebCacheTestSupport
+
+@testable import WebCacheProxy
 
 @Suite("Interim responses through the proxy (RFC 9110 §15.2)", .serialized)
 struct ProxyInterimTests {
@@ -42,5 +47,27 @@ struct ProxyInterimTests {
                 #expect(origin.count("/page") == 1 && origin.count("/old") == 1)
             }
         }
+    }
+
+    @Test("interim responses to a client that is not reading (its connection not writable) are dropped, not held")
+    func notWritable() throws {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let forwarding = InterimForwarding(channel: channel)
+        let hint = HTTPResponse(
+            status: .init(code: 103), headerFields: [HTTPField.Name("Link")!: "</a.css>; rel=preload"])
+        forwarding.forward(hint)
+        channel.embeddedEventLoop.run()
+        #expect(
+            try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }?.hasPrefix("HTTP/1.1 103") == true)
+        channel.isWritable = false
+        for _ in 0..<1_000 { forwarding.forward(hint) }
+        channel.embeddedEventLoop.run()
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        channel.isWritable = true
+        forwarding.forward(hint)
+        channel.embeddedEventLoop.run()
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
     }
 }

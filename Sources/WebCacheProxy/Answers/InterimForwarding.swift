@@ -8,8 +8,9 @@ import WebCache
 /// Passes the origin's interim responses (`103 Early Hints`, `102 Processing`) to one client
 /// while its request is on its way (RFC 9110 §15.2): in order, before the final response, never
 /// to an HTTP/1.0 client, and never after ``close()`` — a revalidation in the background that
-/// meets a 103 does not write into the connection. `100 Continue` is not passed on: the proxy
-/// answers `Expect` itself and sends the body whole.
+/// meets a 103 does not write into the connection, and never to a client that is not reading
+/// (its connection not writable): they are dropped rather than held. `100 Continue` is not
+/// passed on: the proxy answers `Expect` itself and sends the body whole.
 final class InterimForwarding: Sendable {
     private let channel: any Channel
     private let open = NIOLockedValueBox(true)
@@ -44,7 +45,11 @@ final class InterimForwarding: Sendable {
         let channel = self.channel
         let open = self.open
         channel.eventLoop.execute {
-            guard open.withLockedValue({ $0 }) else { return }
+            // Not to a client that has stopped reading (its writes past the high watermark): an
+            // origin may send any number of interim responses, and they would pile up in memory
+            // (100,000 hints of 1 KB took a proxy from 45 to 278 MB). They are hints; the final
+            // response is written whatever the watermark, as ever.
+            guard open.withLockedValue({ $0 }), channel.isWritable else { return }
             channel.writeAndFlush(bytes, promise: nil)
         }
     }
