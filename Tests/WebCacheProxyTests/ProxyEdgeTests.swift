@@ -139,6 +139,33 @@ struct ProxyEdgeTests {
         }
     }
 
+    @Test(
+        "a client that pipelines requests for a stored 64 KB answer and never reads is not read from once its answers pile up: it cannot make the proxy hold more"
+    )
+    func pipeliningWithoutReading() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/big") { _ in
+                .init(
+                    status: 200, headers: [("Cache-Control", "max-age=60")], body: Data(repeating: 7, count: 64 << 10))
+            }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let stored = try await RawHTTPClient.exchange(
+                    port: port, "GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                #expect(stored.hasPrefix("HTTP/1.1 200"))
+                let connection = try RawHTTPClient.openIdleConnection(port: port)
+                defer { RawHTTPClient.close(connection) }
+                // Each request is 33 bytes and its answer 64 KB: a proxy that went on reading would
+                // take all 20 MB (600,000 answers, 40 GB). One that stops reading once its answers
+                // pass the high watermark takes what the socket buffers hold.
+                let sent = await RawHTTPClient.sendUntilStalled(
+                    connection, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n", limit: 20 << 20, stalled: 1)
+                #expect(sent < 4 << 20, "\(sent) bytes of requests taken from a client that reads nothing")
+            }
+            // Only the first request reached the origin: every other was a hit.
+            #expect(origin.count("/big") == 1)
+        }
+    }
+
     @Test("Expect: 100-continue gets 100 Continue before the final answer")
     func expectContinue() async throws {
         try await Self.withOrigin { _, port in

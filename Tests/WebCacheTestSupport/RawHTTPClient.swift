@@ -44,6 +44,44 @@ public enum RawHTTPClient {
         _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
     }
 
+    /// Sends `text` again and again on `connection` without reading, as a client that pipelines
+    /// requests and never reads the answers, until the other side has taken no byte for
+    /// `stalled` seconds or `limit` bytes are sent; returns how many were sent. The connection's
+    /// send buffer is made small first, so that what is sent is about what the other side read.
+    public static func sendUntilStalled(_ connection: Int32, _ text: String, limit: Int, stalled: TimeInterval)
+        async -> Int
+    {
+        await onOwnThread { blockingSendUntilStalled(connection, Array(text.utf8), limit: limit, stalled: stalled) }
+    }
+
+    private static func blockingSendUntilStalled(
+        _ connection: Int32, _ bytes: [UInt8], limit: Int, stalled: TimeInterval
+    )
+        -> Int
+    {
+        var size: Int32 = 4096
+        setsockopt(connection, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Glibc)
+        let flags = Int32(MSG_NOSIGNAL | MSG_DONTWAIT)
+        #else
+        let flags = Int32(MSG_DONTWAIT)
+        #endif
+        var sent = 0
+        var offset = 0
+        while sent < limit {
+            let result = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
+            if result > 0 {
+                sent += result
+                offset = (offset + result) % bytes.count
+                continue
+            }
+            guard result < 0, errno == EAGAIN || errno == EWOULDBLOCK else { return sent }
+            var descriptor = pollfd(fd: connection, events: Int16(POLLOUT), revents: 0)
+            if poll(&descriptor, 1, Int32(stalled * 1000)) == 0 { return sent }
+        }
+        return sent
+    }
+
     /// Everything the other side sends until it closes `connection`; `nil` when it is still
     /// open after `timeout` seconds of silence. Waits on a thread of its own, as ``exchange``
     /// does: a blocked cooperative thread (two on a 2-core machine) starves every other test's

@@ -153,8 +153,15 @@ struct ConnectionState {
     // MARK: Channel events
 
     /// The channel asks for a read: `true` to read now, `false` when it is held until the
-    /// answer is written (a part waits behind it, or the connection is becoming a tunnel).
-    mutating func readRequested() -> Bool {
+    /// answer is written (a part waits behind it, or the connection is becoming a tunnel), or
+    /// until the connection is `writable` again (``becameWritable()``): a client that sends
+    /// requests without reading the answers (pipelining) is not read from while its answers
+    /// pile up past the write buffer's high watermark, or they would take any amount of memory.
+    mutating func readRequested(writable: Bool) -> Bool {
+        guard writable else {
+            readHeld = true
+            return false
+        }
         switch phase {
         case .reading: return true
         case .answering where waiting.isEmpty: return true
@@ -162,6 +169,20 @@ struct ConnectionState {
             readHeld = true
             return false
         }
+    }
+
+    /// The connection is writable again (the client read what piled up): `true` to read now,
+    /// when a read was held for that alone — not while a part waits behind an answer, nor while
+    /// the connection becomes a tunnel.
+    mutating func becameWritable() -> Bool {
+        guard readHeld, !ending else { return false }
+        switch phase {
+        case .reading: break
+        case .answering where waiting.isEmpty: break
+        case .answering, .handingOver, .connectingTunnel: return false
+        }
+        readHeld = false
+        return true
     }
 
     /// The channel asks for a read while the parser waits after a `CONNECT` or an upgrade:

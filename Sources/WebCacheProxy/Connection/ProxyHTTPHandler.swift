@@ -172,7 +172,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state.holdRead()
             return
         }
-        if state.readRequested() { context.read() }
+        if state.readRequested(writable: context.channel.isWritable) { context.read() }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, !parser.isPaused, state.becameWritable() { context.read() }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -331,7 +336,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         switch state.nextStep() {
         case .none: break
-        case .read: context.read()
+        case .read:
+            if state.readRequested(writable: context.channel.isWritable) { context.read() }
         case .closeAfterWrites: closeAfterWrites(context: context)
         case .refuseMalformed(let status, let reason): refuseMalformed(status: status, reason: reason, context: context)
         }

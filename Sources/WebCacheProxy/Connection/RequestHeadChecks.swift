@@ -1,4 +1,5 @@
 import HTTPWire
+
 /// Checks of a request head that RFC 9112 makes a server's duty, before anything is routed.
 enum RequestHeadChecks {
     /// Why the head's `Host` is unacceptable (RFC 9112 §3.2: a 400 for an HTTP/1.1 request
