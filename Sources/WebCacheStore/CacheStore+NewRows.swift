@@ -78,25 +78,38 @@ extension CacheStore {
         }
     }
 
-    /// Inside a write transaction: deletes the row with the same key and variant as `row` and
-    /// inserts `row` (its id is then the connection's last inserted row id). Returns what went.
+    /// Inside a write transaction: deletes the row with the same key and variant as `row`, and
+    /// the least recently used unpinned other variants past ``Configuration/maximumVariants``
+    /// less one, and inserts `row` (its id is then the connection's last inserted row id).
+    /// Returns what went.
     ///
     /// Both statements are GRDB's cached ones on its writer connection, bound and stepped
-    /// through SQLite's C interface (``SQLiteBinding``): every stored entry runs them.
+    /// through SQLite's C interface (``SQLiteBinding``): every stored entry runs them. The first
+    /// reads every variant of the key (nearly always none or one) through the key's unique index.
     private func replaceRow(_ row: EntryRow, in db: Database) throws -> [RemovedRow] {
         // The statements are held while their SQLite handles are in use: GRDB's cache owns them
         // and finalizes them when it lets go.
-        let sameVariant = try db.cachedStatement(sql: Self.sameVariantSQL)
-        let removed = try withExtendedLifetime(sameVariant) { () throws -> [RemovedRow] in
-            let handle = sameVariant.sqliteStatement
+        let variants = try db.cachedStatement(sql: Self.variantsSQL)
+        let removed = try withExtendedLifetime(variants) { () throws -> [RemovedRow] in
+            let handle = variants.sqliteStatement
             defer { SQLiteBinding.reset(handle) }
             try SQLiteBinding.bind(namespace, at: 1, in: handle)
             try SQLiteBinding.bind(row.method, at: 2, in: handle)
             try SQLiteBinding.bind(row.url, at: 3, in: handle)
-            try SQLiteBinding.bind(row.varyKey, at: 4, in: handle)
             var removed: [RemovedRow] = []
-            while try Self.step(handle, db, doing: "find the stored variant of \(row.url)") {
-                removed.append(RemovedRow(statement: handle))
+            var others: [(row: RemovedRow, lastAccess: Double)] = []
+            while try Self.step(handle, db, doing: "find the stored variants of \(row.url)") {
+                let found = RemovedRow(statement: handle)
+                if SQLiteColumn.text(handle, 5) == row.varyKey {
+                    removed.append(found)
+                } else if sqlite3_column_int64(handle, 7) == 0 {
+                    others.append((found, sqlite3_column_double(handle, 6)))
+                }
+            }
+            let excess = others.count - (configuration.maximumVariants - 1)
+            if excess > 0 {
+                others.sort { ($0.lastAccess, $0.row.id) < ($1.lastAccess, $1.row.id) }
+                removed += others.prefix(excess).map(\.row)
             }
             return removed
         }
@@ -153,8 +166,9 @@ extension CacheStore {
         }
     }
 
-    private static let sameVariantSQL =
-        "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND method = ? AND url = ? AND varyKey = ?"
+    /// Every variant of a key: ``RemovedRow/columns``, then `varyKey`, `lastAccess` and `pinned`.
+    private static let variantsSQL =
+        "SELECT \(RemovedRow.columns), varyKey, lastAccess, pinned FROM entry WHERE namespace = ? AND method = ? AND url = ?"
 
     /// A prepared insert of every column but the id, in ``EntryRow``'s order.
     private static let insertSQL = """

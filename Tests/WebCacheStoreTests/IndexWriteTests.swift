@@ -100,4 +100,54 @@ struct IndexWriteTests {
             #expect(bodyFiles.isEmpty, "the replaced entry's body file is removed")
         }
     }
+
+    @Test(
+        "past maximumVariants of one URL, storing another removes the least recently used unpinned variant, its body file too"
+    )
+    func variantCap() async throws {
+        try await TemporaryDirectory.with { directory in
+            let clock = TestClock()
+            var configuration = CacheStore.Configuration.test(directory, clock: clock, memory: 0)
+            configuration.maximumVariants = 3
+            let store = try CacheStore(configuration: configuration)
+            let url = "https://example.com/write/variants"
+            func variant(_ agent: String, pinned: Bool = false) -> NewEntry {
+                Entries.make(url, vary: ["User-Agent"], request: ["User-Agent: \(agent)"], pinned: pinned)
+            }
+            func agents() throws -> [String] {
+                try store.lookup(Entries.key(url)).compactMap { $0.stored.request.headerFields[.userAgent] }.sorted()
+            }
+            try store.store(variant("pinned", pinned: true), body: Entries.body(10))
+            for agent in ["a", "b", "c"] {
+                clock.advance(60)
+                try store.store(variant(agent), body: Entries.body(5000))
+            }
+            #expect(try agents() == ["a", "b", "c", "pinned"], "a pinned variant is not counted")
+            // "a" is used again: "b" is now the least recently used.
+            clock.advance(60)
+            let a = try #require(
+                try store.lookup(Entries.key(url)).first { $0.stored.request.headerFields[.userAgent] == "a" })
+            store.recordAccess(a, at: clock.now)
+            clock.advance(60)
+            try store.store(variant("d"), body: Entries.body(5000))
+            #expect(try agents() == ["a", "c", "d", "pinned"])
+            // Replacing a variant that is kept removes nothing else.
+            clock.advance(60)
+            try store.store(variant("c"), body: Entries.body(5000))
+            #expect(try agents() == ["a", "c", "d", "pinned"])
+            let bodyFiles = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
+                .filter { $0.hasSuffix(".body") }
+            #expect(bodyFiles.count == 3, "the removed variants' body files go with them")
+            #expect(try store.statistics().entries == 4)
+        }
+    }
+
+    @Test("maximumVariants below 1 is refused")
+    func variantCapValidated() async throws {
+        try await TemporaryDirectory.with { directory in
+            var configuration = CacheStore.Configuration.test(directory)
+            configuration.maximumVariants = 0
+            #expect(throws: StoreError.self) { try CacheStore(configuration: configuration) }
+        }
+    }
 }

@@ -266,17 +266,19 @@ struct StorageSettingsTests {
               memoryCapacity: 1000
               diskCapacity: 2000
               maximumEntrySize: 300
+              maximumVariants: 3
             """)
         var configuration = CacheStore.Configuration(directory: URL(fileURLWithPath: "/tmp/wc"))
         try settings.apply(to: &configuration)
         #expect(configuration.directory.path == "/tmp/wc/articles")
         #expect(
             configuration.memoryCapacity == 1000 && configuration.diskCapacity == 2000
-                && configuration.maximumEntrySize == 300)
+                && configuration.maximumEntrySize == 300 && configuration.maximumVariants == 3)
         #expect(try StorageSettings.parse("enabled: false") == StorageSettings())
         var escaping = configuration
         #expect(throws: PolicyError.self) { try StorageSettings(subdirectory: "../elsewhere").apply(to: &escaping) }
         #expect(throws: PolicyError.self) { try StorageSettings(diskCapacity: -1).apply(to: &escaping) }
+        #expect(throws: PolicyError.self) { try StorageSettings(maximumVariants: 0).apply(to: &escaping) }
         #expect(throws: PolicyError.self) { try StorageSettings.parse("storage: 12") }
     }
 }

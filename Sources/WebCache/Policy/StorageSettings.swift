@@ -14,6 +14,7 @@ import Foundation
 ///   memoryCapacity: 33554432
 ///   diskCapacity: 536870912
 ///   maximumEntrySize: 67108864
+///   maximumVariants: 8           # responses with Vary kept per URL
 /// ```
 public struct StorageSettings: Sendable, Hashable, Codable {
     /// A sub-directory of the cache directory to use instead of it.
@@ -24,15 +25,19 @@ public struct StorageSettings: Sendable, Hashable, Codable {
     public var diskCapacity: Int?
     /// The largest body stored.
     public var maximumEntrySize: Int?
+    /// The variants kept of one URL (``CacheStore/Configuration/maximumVariants``).
+    public var maximumVariants: Int?
 
     /// Creates settings; `nil` keeps the store's default.
     public init(
-        subdirectory: String? = nil, memoryCapacity: Int? = nil, diskCapacity: Int? = nil, maximumEntrySize: Int? = nil
+        subdirectory: String? = nil, memoryCapacity: Int? = nil, diskCapacity: Int? = nil, maximumEntrySize: Int? = nil,
+        maximumVariants: Int? = nil
     ) {
         self.subdirectory = subdirectory
         self.memoryCapacity = memoryCapacity
         self.diskCapacity = diskCapacity
         self.maximumEntrySize = maximumEntrySize
+        self.maximumVariants = maximumVariants
     }
 
     /// Applies the settings to a store configuration rooted at `directory`.
@@ -52,5 +57,12 @@ public struct StorageSettings: Sendable, Hashable, Codable {
         if let memoryCapacity { configuration.memoryCapacity = memoryCapacity }
         if let diskCapacity { configuration.diskCapacity = diskCapacity }
         if let maximumEntrySize { configuration.maximumEntrySize = maximumEntrySize }
+        if let maximumVariants {
+            guard maximumVariants >= 1 else {
+                throw PolicyError(
+                    .invalidConfiguration, "storage.maximumVariants must be at least 1, not \(maximumVariants)")
+            }
+            configuration.maximumVariants = maximumVariants
+        }
     }
 }
