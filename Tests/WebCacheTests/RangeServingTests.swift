@@ -87,6 +87,49 @@ struct RangeServingTests {
         }
     }
 
+    @Test(
+        "first bytes of twenty videos start at most four whole-body fetches in the background; one skipped is completed when asked again"
+    )
+    func backgroundCompletionsBounded() async throws {
+        try await EngineHarness.run { h in
+            let rest = OriginGate()
+            for index in 0..<20 {
+                h.origin.route("/v\(index).webm") { request in
+                    let headers = [
+                        ("Content-Type", "video/webm"), ("Cache-Control", "max-age=600"), ("ETag", "\"v\(index)\""),
+                    ]
+                    let piece = rangedPiece(of: MediaFixture.media, for: request.header("Range"))
+                    var response = TestOrigin.Response(
+                        status: piece == nil ? 200 : 206,
+                        headers: headers + (piece.map { [("Content-Range", $0.contentRange)] } ?? []),
+                        body: piece.map { MediaFixture.media.subdata(in: $0.range) } ?? MediaFixture.media)
+                    // The rest of each body is held until every first range is answered.
+                    if request.header("Range") == "bytes=2-" {
+                        response.pauseAfter = 1
+                        response.pauseUntil = rest
+                    }
+                    return response
+                }
+            }
+            for index in 0..<20 {
+                let first = try await h.get("/v\(index).webm", ["Range: bytes=0-1"])
+                #expect(first.head.status.code == 206)
+            }
+            await rest.arrivals(4)
+            rest.open()
+            await h.cache.waitForBackgroundWork()
+            let completed = (0..<20).filter { h.origin.count("/v\($0).webm") == 2 }
+            #expect(completed.count == 4, "\(completed)")
+            let skipped = try #require((0..<20).first { !completed.contains($0) })
+            // A seek in one skipped misses, and starts its completion now that none is under way.
+            let seek = try await h.get("/v\(skipped).webm", ["Range: bytes=150000-150099"])
+            #expect(!seek.isFromCache)
+            await h.cache.waitForBackgroundWork()
+            let later = try await h.get("/v\(skipped).webm", ["Range: bytes=50000-50099"])
+            #expect(later.isFromCache && later.body == MediaFixture.media.subdata(in: 50_000..<50_100))
+        }
+    }
+
     @Test("a media range of the whole body (bytes=0-) is stored as the complete response; nothing more is fetched")
     func wholeRangeStored() async throws {
         try await EngineHarness.run { h in
