@@ -25,7 +25,7 @@ public struct StorageSettings: Sendable, Hashable, Codable {
     public var diskCapacity: Int?
     /// The largest body stored.
     public var maximumEntrySize: Int?
-    /// The variants kept of one URL (``CacheStore/Configuration/maximumVariants``).
+    /// The variants kept of one URL (`CacheStore.Configuration.maximumVariants`).
     public var maximumVariants: Int?
 
     /// Creates settings; `nil` keeps the store's default.
