@@ -22,6 +22,10 @@ package enum ConnectionErrors {
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return "the name does not resolve"
             }
+            // A socket this process could not make (out of descriptors or memory) says nothing of
+            // the origin: counted as unreachable, it would have every request to it served as if
+            // offline for the back-off window.
+            if error.connectionErrors.contains(where: { localShortage($0.error) }) { return nil }
             return error.connectionErrors.lazy.compactMap { failure($0.error) }.first ?? "connection failed"
         case is SocketAddressError:
             return "the name does not resolve"
@@ -36,6 +40,13 @@ package enum ConnectionErrors {
         default:
             return nil
         }
+    }
+
+    /// Whether `error` is this process running out of what a socket needs: descriptors (its own
+    /// limit or the system's), buffers or memory.
+    package static func localShortage(_ error: any Error) -> Bool {
+        guard let error = error as? IOError else { return false }
+        return [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode)
     }
 
     /// Whether `error` is a connection closed or reset under a request before any answer, or a

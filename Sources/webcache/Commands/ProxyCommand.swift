@@ -169,6 +169,16 @@ struct ProxyCommand: AsyncParsableCommand {
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info
+            if let openFiles = OpenFilesLimit.raise() {
+                let carried = OpenFilesLimit.connections(within: openFiles)
+                if carried < maxConnections {
+                    logger.warning(
+                        "open files: up to \(openFiles), enough for about \(carried) connections, not the \(maxConnections) of --max-connections; raise the limit (ulimit -n) or lower --max-connections"
+                    )
+                } else {
+                    logger.info("open files: up to \(openFiles == .max ? "unlimited" : String(openFiles))")
+                }
+            }
             var configuration = HTTPCache.Configuration(
                 store: try cache.storeConfiguration(logger: CacheOptions.serviceLogger), rules: rules,
                 policy: try proxyPolicy(), logger: CacheOptions.serviceLogger)
