@@ -119,6 +119,24 @@ struct HTMLReferencesTests {
         #expect(HTMLReferences.scan(Data([0xFF, 0xFE, 0x00, 0x01, 0x80]), url: Self.page).resources.isEmpty)
     }
 
+    @Test("the rarer elements reach the walker too: embed, object, input type=image, frame, area, background, style")
+    func rarerElements() {
+        let html = """
+            <embed src="movie.swf"><object data="doc.pdf"></object><input type="image" src="go.png">
+            <input type="text" src="not-an-image.png"><table background="paper.gif"><tr><td>x</td></tr></table>
+            <div style="background: url(tile.png)"></div><frameset><frame src="side.html"></frameset>
+            <map><area href="region.html"></map>
+            """
+        let page = HTMLReferences.scan(Data(html.utf8), url: Self.page)
+        #expect(
+            page.resources.map(\.description) == [
+                "other http://example.test/articles/movie.swf", "other http://example.test/articles/doc.pdf",
+                "image http://example.test/articles/go.png", "image http://example.test/articles/paper.gif",
+                "image http://example.test/articles/tile.png", "frame http://example.test/articles/side.html",
+            ])
+        #expect(page.links == [URL(string: "http://example.test/articles/region.html")!])
+    }
+
     @Test("a page nested 100,000 elements deep yields the references before, inside and after the nesting")
     func deepNesting() {
         // libxml2 stopped reading at 256 open elements (and a tree walked recursively would

@@ -108,6 +108,9 @@ public enum HTMLReferences {
             self.base = base
         }
 
+        /// Reads an element for its references. An element name this switches on must be in
+        /// ``HTMLReferences/examinedElements`` too, or `parse` never hands such elements over
+        /// (the tests of every element kind catch one left out).
         mutating func examine(_ element: Element) {
             let attribute = { (name: String) in element.attributes[name] }
             switch element.name {

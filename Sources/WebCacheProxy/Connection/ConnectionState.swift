@@ -158,31 +158,30 @@ struct ConnectionState {
     /// requests without reading the answers (pipelining) is not read from while its answers
     /// pile up past the write buffer's high watermark, or they would take any amount of memory.
     mutating func readRequested(writable: Bool) -> Bool {
-        guard writable else {
+        guard writable, phaseAllowsReading else {
             readHeld = true
             return false
         }
-        switch phase {
-        case .reading: return true
-        case .answering where waiting.isEmpty: return true
-        case .answering, .handingOver, .connectingTunnel:
-            readHeld = true
-            return false
-        }
+        return true
     }
 
     /// The connection is writable again (the client read what piled up): `true` to read now,
     /// when a read was held for that alone — not while a part waits behind an answer, nor while
     /// the connection becomes a tunnel.
     mutating func becameWritable() -> Bool {
-        guard readHeld, !ending else { return false }
-        switch phase {
-        case .reading: break
-        case .answering where waiting.isEmpty: break
-        case .answering, .handingOver, .connectingTunnel: return false
-        }
+        guard readHeld, !ending, phaseAllowsReading else { return false }
         readHeld = false
         return true
+    }
+
+    /// Whether the phase lets reading go on: reading, or answering with no part waiting behind
+    /// the answer (not while the connection becomes a tunnel).
+    private var phaseAllowsReading: Bool {
+        switch phase {
+        case .reading: true
+        case .answering: waiting.isEmpty
+        case .handingOver, .connectingTunnel: false
+        }
     }
 
     /// The channel asks for a read while the parser waits after a `CONNECT` or an upgrade:
