@@ -143,6 +143,51 @@ struct ReachabilityTests {
         }
     }
 
+    @Test("past maximumOrigins, the origin due to be tried soonest is forgotten, in memory and in the store")
+    func boundedOrigins() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = TestClock()
+        let origin = ScriptedOrigin()
+        var configuration = HTTPCache.Configuration(
+            store: CacheStore.Configuration(directory: directory.url), now: { clock.now })
+        configuration.reachability = ReachabilitySettings(maximumOrigins: 3)
+        let cache = try HTTPCache(configuration: configuration, origin: origin)
+        func site(_ number: Int) -> URL { URL(string: "http://site\(number).test/page")! }
+        for number in 0..<5 {
+            await #expect(throws: CacheError.self) { try await Self.get(cache, site(number)) }
+            clock.advance(0.1)
+        }
+        let kept = ["http://site2.test:80", "http://site3.test:80", "http://site4.test:80"]
+        #expect(cache.unreachableOrigins.map(\.origin) == kept)
+        #expect(try cache.store.originStatuses().map(\.origin).sorted() == kept)
+        // A forgotten origin is tried again at once; a remembered one is still skipped.
+        await #expect(throws: CacheError.self) { try await Self.get(cache, site(0)) }
+        #expect(origin.attempts == 6)
+        await #expect(throws: CacheError.self) { try await Self.get(cache, site(4)) }
+        #expect(origin.attempts == 6)
+        await cache.waitForBackgroundWork()
+    }
+
+    @Test("a store remembering more origins than maximumOrigins is read back to the latest of them")
+    func boundedWhenRemembered() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = TestClock()
+        let store = try CacheStore(configuration: .init(directory: directory.url))
+        for number in 0..<5 {
+            try store.saveOriginStatus(
+                OriginStatus(
+                    origin: "http://site\(number).test:80", failures: 1, unreachableSince: clock.now,
+                    retryAfter: clock.now.addingTimeInterval(Double(10 + number)), lastError: "refused"))
+        }
+        var configuration = HTTPCache.Configuration(
+            store: CacheStore.Configuration(directory: directory.url), now: { clock.now })
+        configuration.reachability = ReachabilitySettings(maximumOrigins: 2)
+        let cache = try HTTPCache(configuration: configuration, origin: ScriptedOrigin())
+        #expect(cache.unreachableOrigins.map(\.origin) == ["http://site3.test:80", "http://site4.test:80"])
+    }
+
     @Test("turned off, every request tries the origin")
     func turnedOff() async throws {
         let directory = try TemporaryDirectory()

@@ -73,7 +73,9 @@ public final class HTTPCache: Sendable {
                 configuration.logger.warning("could not read which origins were unreachable, trying them all: \(error)")
             }
         }
-        self.reachability = OriginReachability(remembered: remembered)
+        self.reachability = OriginReachability(
+            remembered: remembered,
+            capacity: configuration.reachability?.maximumOrigins ?? ReachabilitySettings().maximumOrigins)
     }
 
     /// The configuration in force.

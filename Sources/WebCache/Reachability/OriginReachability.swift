@@ -37,11 +37,15 @@ final class OriginReachability: Sendable {
     }
 
     private let table: Locked<Table>
+    /// How many origins each table holds (``ReachabilitySettings/maximumOrigins``).
+    let capacity: Int
 
-    /// Starts from what the store remembers.
-    init(remembered: [OriginStatus]) {
+    /// Starts from what the store remembers, the `capacity` origins due to be tried last.
+    init(remembered: [OriginStatus], capacity: Int = ReachabilitySettings().maximumOrigins) {
+        self.capacity = max(1, capacity)
         var table = Table()
-        for status in remembered where table.unreachable[status.origin] == nil {
+        for status in remembered.sorted(by: { $0.retryAfter > $1.retryAfter })
+        where table.unreachable[status.origin] == nil && table.unreachable.count < self.capacity {
             table.unreachable[status.origin] = State(status: status)
         }
         self.table = Locked(table)
@@ -72,8 +76,18 @@ final class OriginReachability: Sendable {
         }
     }
 
-    /// Records a failed connection; returns the new status (to be remembered by the store).
-    func recordFailure(of origin: String, error: String, now: Date, settings: ReachabilitySettings) -> OriginStatus {
+    /// A failed connection recorded: the origin's new status, and the origin forgotten to make
+    /// room for it, if one was (both to be written to the store).
+    struct RecordedFailure {
+        var status: OriginStatus
+        var forgotten: String?
+    }
+
+    /// Records a failed connection. A new origin beyond ``capacity`` takes the place of the one
+    /// due to be tried again soonest.
+    func recordFailure(of origin: String, error: String, now: Date, settings: ReachabilitySettings)
+        -> RecordedFailure
+    {
         table.withLock { table in
             let previous = table.unreachable[origin]?.status
             // Counted without overflow: a count read back from a damaged index may be anything.
@@ -81,9 +95,16 @@ final class OriginReachability: Sendable {
             let status = OriginStatus(
                 origin: origin, failures: failures, unreachableSince: previous?.unreachableSince ?? now,
                 retryAfter: now.addingTimeInterval(settings.window(afterFailures: failures)), lastError: error)
+            var forgotten: String?
+            if previous == nil && table.unreachable.count >= capacity,
+                let soonest = table.unreachable.min(by: { $0.value.status.retryAfter < $1.value.status.retryAfter })
+            {
+                table.unreachable[soonest.key] = nil
+                forgotten = soonest.key
+            }
             table.unreachable[origin] = State(status: status)
             table.silent[origin] = nil
-            return status
+            return RecordedFailure(status: status, forgotten: forgotten)
         }
     }
 
@@ -109,9 +130,15 @@ final class OriginReachability: Sendable {
     }
 
     /// Records that a request to `origin` outlived the network timeout.
+    /// Beyond ``capacity`` silent origins, the one silent longest is forgotten (its requests
+    /// wait for it again).
     func recordSilence(of origin: String, now: Date) {
         table.withLock { table in
-            if table.silent[origin] == nil { table.silent[origin] = now }
+            guard table.silent[origin] == nil else { return }
+            if table.silent.count >= capacity, let longest = table.silent.min(by: { $0.value < $1.value }) {
+                table.silent[longest.key] = nil
+            }
+            table.silent[origin] = now
         }
     }
 

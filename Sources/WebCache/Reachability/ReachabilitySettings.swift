@@ -9,11 +9,19 @@ public struct ReachabilitySettings: Sendable, Hashable {
     public var initialBackoff: Duration
     /// The longest window.
     public var maximumBackoff: Duration
+    /// How many unreachable origins are remembered, in memory and in the store. A proxy asked
+    /// for names that do not resolve (typing, trackers, a client making them up) would otherwise
+    /// remember each one for good. Past this many, the origin due to be tried again soonest is
+    /// forgotten, as if it had answered: its next request connects. At least 1.
+    public var maximumOrigins: Int
 
-    /// Creates settings; the default goes 1 s, 2 s, 4 s … up to 60 s.
-    public init(initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60)) {
+    /// Creates settings; the default goes 1 s, 2 s, 4 s … up to 60 s, for up to 1,024 origins.
+    public init(
+        initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60), maximumOrigins: Int = 1024
+    ) {
         self.initialBackoff = initialBackoff
         self.maximumBackoff = max(initialBackoff, maximumBackoff)
+        self.maximumOrigins = max(1, maximumOrigins)
     }
 
     /// The window after `failures` failed attempts in a row, in seconds.

@@ -55,12 +55,19 @@ extension HTTPCache {
             return value
         } catch let error as OriginError where error.connectionFailed {
             guard let origin = OriginReachability.origin(of: url) else { throw error }
-            let status = reachability.recordFailure(
+            let recorded = reachability.recordFailure(
                 of: origin, error: Self.shortReason(error), now: clock(), settings: settings)
+            let status = recorded.status
             logger.info(
                 "\(origin) is unreachable (\(error.message)); requests skip it for \(String(format: "%.0f", settings.window(afterFailures: status.failures))) s"
             )
             do {
+                if let forgotten = recorded.forgotten {
+                    logger.info(
+                        "\(forgotten) is no longer remembered as unreachable: \(reachability.capacity) origins are (reachability.maximumOrigins)"
+                    )
+                    try store.removeOriginStatus(forgotten)
+                }
                 try store.saveOriginStatus(status)
             } catch {
                 storeProblem("could not record that \(origin) is unreachable: \(error)")
