@@ -39,6 +39,8 @@ public final class CachingProxy: Sendable {
         var targets = BoundedTable<ByteExactText, ReverseTarget>(capacity: CachingProxy.reverseTargetsKept)
         var seen = SeenOnce(slots: CachingProxy.reverseTargetsKept * 2)
     }
+    /// The request bodies held in memory, over all connections.
+    let requestBodies: RequestBodyBudget
     /// Fresh answers from the store as sent, for the same requests again.
     let answers = ReplayCache()
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept
@@ -86,6 +88,7 @@ public final class CachingProxy: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.connections = OpenConnections(limit: configuration.maximumConnections)
+        self.requestBodies = RequestBodyBudget(limit: configuration.maximumBufferedRequestBodies)
         (self.interception, self.interceptionProblem) = Interception.make(for: configuration)
         self.upstreamAuthority = configuration.upstream.flatMap { upstream in
             upstream.host.map { HTTPURLs.authority(host: $0, port: upstream.port) }

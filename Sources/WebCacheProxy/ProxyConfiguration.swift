@@ -19,6 +19,11 @@ public struct ProxyConfiguration: Sendable {
     public var allowedDestinations: [String]
     /// The largest request body accepted (413 beyond).
     public var maximumRequestBodySize: Int
+    /// The most bytes of request bodies held in memory at once, over all connections: a body
+    /// is held whole until its request is answered. A request whose body would take more is
+    /// answered 503 with `Retry-After: 1` and its connection closed. 256 MiB by default, room
+    /// for four bodies of the largest size at once.
+    public var maximumBufferedRequestBodies: Int = 256 << 20
     /// The largest request head accepted: request line and fields (431 beyond). The HTTP parser
     /// itself refuses heads past 80 KiB.
     public var maximumHeaderSize: Int

@@ -40,6 +40,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The request whose head has arrived and whose end has not.
     var head: RequestHead?
     private var body = ByteBuffer()
+    /// The bytes of the proxy's request-body budget this request holds (``RequestBodyBudget``).
+    private var bodyReservation = 0
     var refusal: ProxyResponse?
     /// What the connection decides: see ``ConnectionState``.
     var state = ConnectionState()
@@ -110,6 +112,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 refusal = .error(
                     413,
                     "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
+            } else if case .length(let length) = requestHead.framing, !reserveBody(length) {
+                refusal = bodiesRefusal(needing: length)
             } else if requestHead.expectsContinue {
                 context.writeAndFlush(
                     wrapOutboundOut(ByteBuffer(string: "HTTP/1.1 100 Continue\r\n\r\n")), promise: nil)
@@ -122,13 +126,18 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         case .body(var chunk):
             guard refusal == nil else { return }
-            if body.readableBytes + chunk.readableBytes > proxy.configuration.maximumRequestBodySize {
+            let size = body.readableBytes + chunk.readableBytes
+            if size > proxy.configuration.maximumRequestBodySize {
                 refusal = .error(
                     413, "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
-                body.clear()
+            } else if size > bodyReservation && !reserveBody(size - bodyReservation) {
+                refusal = bodiesRefusal(needing: size - bodyReservation)
             } else {
                 body.writeBuffer(&chunk)
+                return
             }
+            body = ByteBuffer()
+            releaseBody()
         case .end:
             guard let requestHead = head else { return }
             head = nil
@@ -157,12 +166,39 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         headDeadline?.cancel()
         headDeadline = nil
+        releaseBody()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         headDeadline?.cancel()
         headDeadline = nil
+        releaseBody()
+    }
+
+    /// Takes `bytes` more of the proxy's request-body budget for this request; false when the
+    /// budget has fewer left.
+    private func reserveBody(_ bytes: Int) -> Bool {
+        guard proxy.requestBodies.reserve(bytes) else { return false }
+        bodyReservation += bytes
+        return true
+    }
+
+    /// Gives back the request-body budget this request holds: once it is answered, refused, or
+    /// the connection is gone.
+    private func releaseBody() {
+        proxy.requestBodies.release(bodyReservation)
+        bodyReservation = 0
+    }
+
+    /// The answer to a request whose body the proxy has no room for now.
+    private func bodiesRefusal(needing bytes: Int) -> ProxyResponse {
+        var refusal = ProxyResponse.error(
+            503,
+            "the proxy holds \(proxy.requestBodies.bytesHeld) bytes of request bodies and cannot take \(bytes) more (the limit is \(proxy.requestBodies.limit)); try again"
+        )
+        refusal.head.headerFields[.retryAfter] = "1"
+        return refusal
     }
 
     func read(context: ChannelHandlerContext) {
@@ -211,7 +247,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         body = ByteBuffer()
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
         let persistence = ConnectionPersistence(
-            for: head, closing: [400, 413].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
+            for: head, closing: [400, 413, 503].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
@@ -318,6 +354,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// and lets reading resume; once the client has half-closed, or sent bytes that are not
     /// HTTP, closes after the last answer (with a 400 for the bad bytes).
     func answered(context: ChannelHandlerContext, keepAlive: Bool) {
+        releaseBody()
         guard state.answerWritten(keepAlive: keepAlive) else {
             context.close(promise: nil)
             return

@@ -79,6 +79,12 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bytes of request body accepted; more get 413.", valueName: "bytes"))
     var maxBodySize: Int = 64 << 20
 
+    @Option(
+        help: ArgumentHelp(
+            "Bytes of request bodies held in memory at once, over all connections; a request that would take more gets 503.",
+            valueName: "bytes"))
+    var maxBufferedBodies: Int = 256 << 20
+
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
 
@@ -128,6 +134,7 @@ struct ProxyCommand: AsyncParsableCommand {
             ("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout),
             ("--max-connections", maxConnections),
             ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize),
+            ("--max-buffered-bodies", maxBufferedBodies),
         ] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
@@ -200,6 +207,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 idleTimeout: .seconds(idleTimeout),
                 maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
             proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
+            proxyConfiguration.maximumBufferedRequestBodies = maxBufferedBodies
             proxyConfiguration.tlsInterception = interception
             proxyConfiguration.replaysAnswers = !noAnswerReplay
             let proxy = CachingProxy(cache: httpCache, configuration: proxyConfiguration, logger: logger, group: group)
