@@ -123,13 +123,26 @@ public final class HTTPCache: Sendable {
     public func response(
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default, followRedirects: Bool = false
     ) async throws -> CacheResponse {
+        try await answer(request, body: body, followingRedirects: followRedirects) { request, body in
+            var response = try await respond(to: request, body: body, mode: mode)
+            try await collectBody(of: &response)
+            return (response, response.head, response.url)
+        }
+    }
+
+    /// What `answerOne` answers to `request` and, with `followingRedirects`, to each redirect
+    /// it answers after that, up to ``Configuration/maximumRedirects``. `answerOne` gives its
+    /// answer with the answer's head and URL, which a redirect is read from.
+    private func answer<Answer>(
+        _ request: HTTPRequest, body: Data?, followingRedirects: Bool,
+        _ answerOne: (HTTPRequest, Data?) async throws -> (Answer, HTTPResponse, URL)
+    ) async throws -> Answer {
         var current = request
         var currentBody = body
         var seen: Set<String> = []
         for _ in 0...configuration.maximumRedirects {
-            var response = try await respond(to: current, body: currentBody, mode: mode)
-            try await collectBody(of: &response)
-            guard followRedirects, let next = redirect(from: response, request: current) else { return response }
+            let (answer, head, url) = try await answerOne(current, currentBody)
+            guard followingRedirects, let next = redirect(from: head, at: url, request: current) else { return answer }
             guard seen.insert(next.url?.absoluteString ?? "").inserted else {
                 throw CacheError(.tooManyRedirects, "redirect loop at \(next.url?.absoluteString ?? "?")")
             }
@@ -148,14 +161,21 @@ public final class HTTPCache: Sendable {
     /// `interim` receives the origin's interim responses (`103 Early Hints`) to this request, in
     /// order, before this returns, when the origin sees them (`SwiftNIOOrigin`); a request that
     /// joins another's fetch, or is answered from the store, gets none.
+    ///
+    /// With `followRedirects`, redirects are followed as ``response(for:body:mode:followRedirects:)``
+    /// follows them, without waiting for their bodies (which are stored as they arrive all the
+    /// same), and the final response streams.
     public func streamingResponse(
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default,
-        interim: InterimResponseHandler? = nil
+        interim: InterimResponseHandler? = nil, followRedirects: Bool = false
     ) async throws -> StreamingCacheResponse {
-        try await streamingResponse(for: request, url: nil, body: body, mode: mode, interim: interim)
+        try await answer(request, body: body, followingRedirects: followRedirects) { request, body in
+            let response = try await streamingResponse(for: request, url: nil, body: body, mode: mode, interim: interim)
+            return (response, response.head, response.url)
+        }
     }
 
-    /// ``streamingResponse(for:body:mode:interim:)`` for a caller that has the request's URL
+    /// ``streamingResponse(for:body:mode:interim:followRedirects:)`` for a caller that has the request's URL
     /// already (the proxy), which is then not worked out again, and, when
     /// ``storedAnswer(for:url:bodyFilesFrom:sharing:)`` found that the request needs the origin,
     /// the `trip` it decided on, which is then taken without looking the request up again.
@@ -232,10 +252,12 @@ public final class HTTPCache: Sendable {
         logger.warning(message())
     }
 
-    private func redirect(from response: CacheResponse, request: HTTPRequest) -> HTTPRequest? {
-        let code = response.head.status.code
-        guard [301, 302, 303, 307, 308].contains(code), let location = response.head.headerFields[.location],
-            let target = URLReference.resolve(location, against: response.url)
+    /// The request a redirect `head` from `url` leads to, from `request`; `nil` for any other
+    /// response.
+    private func redirect(from head: HTTPResponse, at url: URL, request: HTTPRequest) -> HTTPRequest? {
+        let code = head.status.code
+        guard [301, 302, 303, 307, 308].contains(code), let location = head.headerFields[.location],
+            let target = URLReference.resolve(location, against: url)
         else { return nil }
         var next = HTTPRequest(method: request.method, url: target, headerFields: request.headerFields)
         // RFC 9110 §15.4: 303 always, and 301/302 after POST by long practice, continue with GET.
@@ -244,7 +266,7 @@ public final class HTTPCache: Sendable {
             next.headerFields[.contentType] = nil
             next.headerFields[.contentLength] = nil
         }
-        if URLReference.sameOrigin(target, response.url) == false {
+        if URLReference.sameOrigin(target, url) == false {
             next.headerFields[.authorization] = nil
             next.headerFields[.cookie] = nil
         }

@@ -14,7 +14,8 @@ import FoundationNetworking
 /// let session = URLSession(configuration: configuration)
 /// ```
 ///
-/// The request's `cachePolicy` maps to a ``RequestMode``. Redirects are followed inside the
+/// The request's `cachePolicy` maps to a ``RequestMode``. A body from the origin reaches the
+/// session as it arrives, while it is stored (``BodyDelivery``). Redirects are followed inside the
 /// cache (each hop cached) and the final response is reported, because calling
 /// `client.urlProtocol(_:wasRedirectedTo:redirectResponse:)` crashes on Linux. The cache's own
 /// origin must not go through this protocol: give ``URLSessionOrigin`` a configuration without
@@ -22,16 +23,46 @@ import FoundationNetworking
 /// `httpBodyStream`, reach the origin unchanged.
 ///
 /// One cache serves all sessions the protocol is installed in; installing again replaces it.
-public final class WebCacheURLProtocol: URLProtocol {
+public class WebCacheURLProtocol: URLProtocol {
     private static let installed = Locked<HTTPCache?>(nil)
     private let loading = Locked<Task<Void, Never>?>(nil)
 
+    /// How a response body reaches the session's task.
+    public enum BodyDelivery: Sendable, Hashable {
+        /// In pieces as it arrives from the origin: a download shows its progress and a page its
+        /// first bytes at once. The default on Apple platforms.
+        case asItArrives
+        /// In one piece once it is whole. The default on Linux, where swift-corelibs-foundation
+        /// hands a completion handler (and `data(for:)`) only the last piece a `URLProtocol`
+        /// loads; a session whose tasks report to a `URLSessionDataDelegate` gets every piece
+        /// there, and may ask for ``asItArrives``.
+        case whole
+
+        /// The platform's default.
+        public static var platformDefault: BodyDelivery {
+            #if canImport(FoundationNetworking)
+            .whole
+            #else
+            .asItArrives
+            #endif
+        }
+    }
+
+    /// How this class delivers bodies; ``install(_:into:bodies:)`` picks the class.
+    class var bodyDelivery: BodyDelivery { .whole }
+
     /// Makes `cache` answer the http(s) requests of sessions created with `configuration`
-    /// (Linux ignores `URLProtocol.registerClass` for http(s); `protocolClasses` always works).
-    public static func install(_ cache: HTTPCache, into configuration: URLSessionConfiguration) {
+    /// (Linux ignores `URLProtocol.registerClass` for http(s); `protocolClasses` always works),
+    /// delivering bodies as `bodies` says.
+    public static func install(
+        _ cache: HTTPCache, into configuration: URLSessionConfiguration, bodies: BodyDelivery = .platformDefault
+    ) {
         installed.withLock { $0 = cache }
-        let others = (configuration.protocolClasses ?? []).filter { $0 != WebCacheURLProtocol.self }
-        configuration.protocolClasses = [WebCacheURLProtocol.self] + others
+        let others = (configuration.protocolClasses ?? []).filter {
+            $0 != WebCacheURLProtocol.self && $0 != ArrivingBodyURLProtocol.self
+        }
+        let chosen: AnyClass = bodies == .whole ? WebCacheURLProtocol.self : ArrivingBodyURLProtocol.self
+        configuration.protocolClasses = [chosen] + others
     }
 
     /// Stops answering requests (sessions fall through to the network).
@@ -68,14 +99,17 @@ public final class WebCacheURLProtocol: URLProtocol {
         }
         let this = UncheckedSendable(self)
         let urlRequest = UncheckedSendable(request)
-        let task = Task { await WebCacheURLProtocol.load(this, urlRequest, cache: cache, url: url) }
+        let delivery = Self.bodyDelivery
+        let task = Task {
+            await WebCacheURLProtocol.load(this, urlRequest, cache: cache, url: url, delivery: delivery)
+        }
         loading.withLock { $0 = task }
     }
 
     // URLProtocol is not Sendable; URLSession calls back into it from any thread by design.
     private static func load(
         _ box: UncheckedSendable<WebCacheURLProtocol>, _ requestBox: UncheckedSendable<URLRequest>, cache: HTTPCache,
-        url: URL
+        url: URL, delivery: BodyDelivery
     ) async {
         let this = box.value
         let urlRequest = requestBox.value
@@ -86,7 +120,7 @@ public final class WebCacheURLProtocol: URLProtocol {
                 if let name = HTTPField.Name(name) { head.headerFields.append(HTTPField(name: name, value: value)) }
             }
             let body = try Self.body(of: urlRequest)
-            let response = try await cache.response(
+            let response = try await cache.streamingResponse(
                 for: head, body: body, mode: Self.mode(for: urlRequest.cachePolicy), followRedirects: true)
             guard !Task.isCancelled else { return }
             var fields: [String: String] = [:]
@@ -101,7 +135,17 @@ public final class WebCacheURLProtocol: URLProtocol {
                 throw URLError(.badServerResponse)
             }
             client?.urlProtocol(this, didReceive: http, cacheStoragePolicy: .notAllowed)
-            if !response.body.isEmpty { client?.urlProtocol(this, didLoad: response.body) }
+            switch delivery {
+            case .asItArrives:
+                for try await chunk in response.body {
+                    guard !Task.isCancelled else { return }
+                    client?.urlProtocol(this, didLoad: chunk)
+                }
+            case .whole:
+                let body = try await response.body.collect()
+                guard !Task.isCancelled else { return }
+                if !body.isEmpty { client?.urlProtocol(this, didLoad: body) }
+            }
             client?.urlProtocolDidFinishLoading(this)
         } catch {
             client?.urlProtocol(this, didFailWithError: Self.urlError(for: error))
@@ -136,4 +180,9 @@ public final class WebCacheURLProtocol: URLProtocol {
 struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// ``WebCacheURLProtocol`` delivering bodies as they arrive (``WebCacheURLProtocol/BodyDelivery/asItArrives``).
+final class ArrivingBodyURLProtocol: WebCacheURLProtocol {
+    override class var bodyDelivery: BodyDelivery { .asItArrives }
 }

@@ -31,7 +31,7 @@ extension HTTPCache {
     /// Answers `request` from the store alone when it can: a fresh hit, a stale one the rules
     /// allow, a `304` to the client's own conditional request, a blocked URL, or the `504` of
     /// `only-if-cached`. Returns `nil` when the answer needs the origin; then
-    /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:interim:)``
+    /// ``response(for:body:mode:followRedirects:)`` or ``streamingResponse(for:body:mode:interim:followRedirects:)``
     /// answer it (and decide again). Never suspends, so an event loop may call it directly; while
     /// the entry of a miss just answered is still on its way into the index (a millisecond or
     /// so), it waits for the index writer.
@@ -57,7 +57,7 @@ extension HTTPCache {
     ///
     /// Unlike ``storedResponse(for:mode:)`` it never waits for the index writer: while a new
     /// entry for the URL is on its way into the index it returns `nil`, and the caller's
-    /// asynchronous path (``streamingResponse(for:body:mode:interim:)``) suspends until the entry
+    /// asynchronous path (``streamingResponse(for:body:mode:interim:followRedirects:)``) suspends until the entry
     /// is in, leaving the event loop to its other connections.
     package func storedAnswer(
         for request: HTTPRequest, url: URL, bodyFilesFrom minimumSize: Int?,

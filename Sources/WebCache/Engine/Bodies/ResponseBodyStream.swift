@@ -82,7 +82,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     }
 }
 
-/// What ``HTTPCache/streamingResponse(for:body:mode:interim:)`` answers: like ``CacheResponse``, with a
+/// What ``HTTPCache/streamingResponse(for:body:mode:interim:followRedirects:)`` answers: like ``CacheResponse``, with a
 /// body that may still be arriving from the origin.
 public struct StreamingCacheResponse: Sendable {
     /// The response head, carrying `Cache-Status` (RFC 9211).
