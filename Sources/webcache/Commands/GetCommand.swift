@@ -70,20 +70,20 @@ struct GetCommand: AsyncParsableCommand {
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
             let origin = AsyncHTTPClientOrigin(trust: try network.trust(cache))
-            let outcome: Result<CacheResponse, any Error>
+            let outcome: Result<Void, any Error>
             do {
                 let httpCache = try HTTPCache(
                     configuration: .init(store: storeConfiguration, policy: policy, logger: CacheOptions.quietLogger),
                     origin: origin)
                 do {
-                    outcome = .success(
-                        try await httpCache.response(
-                            for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!,
-                            followRedirects: followRedirects))
+                    let response = try await httpCache.streamingResponse(
+                        for: request, body: data.map { Data($0.utf8) }, mode: RequestMode(rawValue: mode)!,
+                        followRedirects: followRedirects)
+                    try await write(response)
+                    outcome = .success(())
                 } catch {
                     outcome = .failure(error)
                 }
-                if case .success(let response) = outcome { write(response) }
                 // The answer is out; a background probe or refresh may still tell the store
                 // whether the origin is back, within the network timeout.
                 await httpCache.waitForBackgroundWork(
@@ -98,12 +98,23 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 
-    private func write(_ response: CacheResponse) {
+    /// Writes the head (with `-i`) at once and the body as it arrives, as curl does: a large
+    /// download is not held in memory, and a reader sees its first bytes at once.
+    private func write(_ response: StreamingCacheResponse) async throws {
         if include {
             var head = "HTTP/1.1 \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
             for field in response.head.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
             FileHandle.standardOutput.write(Data((head + "\r\n").utf8))
         }
-        FileHandle.standardOutput.write(response.body)
+        var written = 0
+        do {
+            for try await chunk in response.body {
+                FileHandle.standardOutput.write(chunk)
+                written += chunk.count
+            }
+        } catch {
+            throw CommandFailure(
+                .unavailable, "\(response.url.absoluteString): the body ended after \(written) bytes: \(error)")
+        }
     }
 }

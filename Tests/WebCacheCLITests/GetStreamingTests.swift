@@ -1,0 +1,70 @@
+import Foundation
+import HTTPCaching
+import Testing
+import WebCacheTestSupport
+
+@Suite("webcache get writes a body as it arrives")
+struct GetStreamingTests {
+    static let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    @Test("the first bytes are on stdout before the origin has sent the rest; the whole body is stored")
+    func firstBytesAtOnce() async throws {
+        try await TestOrigin.with { origin in
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let rest = OriginGate()
+            origin.route("/download") { _ in
+                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.body)
+                response.pauseAfter = 100_000
+                response.pauseUntil = rest
+                return response
+            }
+            let process = Process()
+            process.executableURL = WebCacheProcess.executable
+            process.arguments = ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Without a first write the read below would wait for the rest: it goes after 10 s.
+            let openedLate = Locked(false)
+            let opener = Task {
+                try? await Task.sleep(for: .seconds(10))
+                openedLate.withLock { $0 = true }
+                rest.open()
+            }
+            let reader = output.fileHandleForReading
+            let early = await onOwnThread { reader.availableData }
+            let wroteBeforeTheRest = !openedLate.withLock { $0 }
+            opener.cancel()
+            rest.open()
+            let remainder = await onOwnThread { reader.readDataToEndOfFile() }
+            await onOwnThread { process.waitUntilExit() }
+            #expect(wroteBeforeTheRest, "nothing was written before the origin sent the rest")
+            #expect(!early.isEmpty && early.count <= 100_000)
+            #expect(process.terminationStatus == 0)
+            #expect(early + remainder == Self.body)
+            let again = try await WebCacheProcess.run(
+                ["get", "-i", origin.url("/download").absoluteString, "--cache-dir", directory.url.path])
+            #expect(again.output.contains("Cache-Status: WebCache; hit"))
+            #expect(origin.count("/download") == 1)
+        }
+    }
+
+    @Test("a body the origin cuts short: exit 69, and stderr says after how many bytes")
+    func cutShort() async throws {
+        try await TestOrigin.with { origin in
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            origin.route("/cut") { _ in
+                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.body)
+                response.cutAfter = 120_000
+                return response
+            }
+            let result = try await WebCacheProcess.run(
+                ["get", origin.url("/cut").absoluteString, "--cache-dir", directory.url.path])
+            #expect(result.status == 69)
+            #expect(result.error.contains("the body ended after"), "\(result.error)")
+        }
+    }
+}
