@@ -12,13 +12,7 @@ struct GetStreamingTests {
         try await TestOrigin.with { origin in
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let rest = OriginGate()
-            origin.route("/download") { _ in
-                var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.body)
-                response.pauseAfter = 100_000
-                response.pauseUntil = rest
-                return response
-            }
+            let rest = origin.routeHeldBody("/download", Self.body, sendingFirst: 100_000)
             let process = Process()
             process.executableURL = WebCacheProcess.executable
             process.arguments = ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path]

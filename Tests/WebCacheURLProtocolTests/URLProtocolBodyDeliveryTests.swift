@@ -55,23 +55,10 @@ extension URLProtocolTests {
 
     static let streamedBody = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
 
-    /// Serves ``streamedBody`` at `/download`, its first 100,000 bytes at once and the rest once
-    /// the gate returned is opened.
-    static func routeHeldDownload(_ origin: TestOrigin) -> OriginGate {
-        let rest = OriginGate()
-        origin.route("/download") { _ in
-            var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=60")], body: Self.streamedBody)
-            response.pauseAfter = 100_000
-            response.pauseUntil = rest
-            return response
-        }
-        return rest
-    }
-
     @Test("a body still arriving from the origin reaches the session before its end, and is stored whole")
     func arriving() async throws {
         try await EngineHarness.run { h in
-            let rest = Self.routeHeldDownload(h.origin)
+            let rest = h.origin.routeHeldBody("/download", Self.streamedBody, sendingFirst: 100_000)
             defer { WebCacheURLProtocol.uninstall() }
             let (streaming, received) = Self.dataTask(h.cache, h.origin.url("/download"))
             defer { streaming.invalidateAndCancel() }
@@ -96,7 +83,7 @@ extension URLProtocolTests {
     @Test("delivered whole, nothing reaches the session before the body's end")
     func whole() async throws {
         try await EngineHarness.run { h in
-            let rest = Self.routeHeldDownload(h.origin)
+            let rest = h.origin.routeHeldBody("/download", Self.streamedBody, sendingFirst: 100_000)
             defer { WebCacheURLProtocol.uninstall() }
             let (streaming, received) = Self.dataTask(h.cache, h.origin.url("/download"), bodies: .whole)
             defer { streaming.invalidateAndCancel() }
