@@ -89,12 +89,14 @@ final class PreloadRun: Sendable {
         }
     }
 
-    /// Fetches `url` through the cache once per run, within the limits.
+    /// Fetches `url` through the cache once per run, within the limits (twice when one
+    /// reference's kind reads the body and another's does not: the second is a hit).
     func fetch(_ url: URL, kind: DiscoveredReference.Kind?) async -> Fetched {
+        let name = (Self.readsBody(of: kind) ? "read " : "") + url.absoluteString
         let task = fetches.withLock { running -> Task<Fetched, Never> in
-            if let task = running[url.absoluteString] { return task }
+            if let task = running[name] { return task }
             let task = Task { await self.fetchNow(url, kind: kind) }
-            running[url.absoluteString] = task
+            running[name] = task
             return task
         }
         return await withTaskCancellationHandler {
@@ -127,23 +129,51 @@ final class PreloadRun: Sendable {
             request.headerFields[.userAgent] = options.userAgent
             request.headerFields[.accept] = Self.accept(for: kind)
             do {
-                let response = try await cache.response(for: request, mode: options.mode, followRedirects: true)
+                let response = try await cache.streamingResponse(
+                    for: request, mode: options.mode, followRedirects: true)
                 let status = response.head.status.code
-                bytesFetched.withLock { $0 += response.body.count }
+                let (body, size) = try await Self.read(response, keeping: Self.readsBody(of: kind))
+                bytesFetched.withLock { $0 += size }
                 guard (200..<300).contains(status) else {
                     return failed("HTTP \(status)", status: status, finalURL: response.url)
                 }
                 var result = ResourceResult(
-                    url: url, finalURL: response.url, kind: kind, status: status, bytes: response.body.count,
-                    fromCache: response.isFromCache, failure: nil, duration: clock.now - start)
+                    url: url, finalURL: response.url, kind: kind, status: status, bytes: size,
+                    fromCache: response.cacheStatus.hit, failure: nil, duration: clock.now - start)
                 result.keptOffline = ["offline", "network-timeout"].contains(response.cacheStatus.detail)
                 progress?.yield(.finished(result))
-                return Fetched(
-                    result: result, body: response.body, contentType: response.head.headerFields[.contentType])
+                return Fetched(result: result, body: body, contentType: response.head.headerFields[.contentType])
             } catch {
                 return failed("\(error)")
             }
         }
+    }
+
+    /// Whether the run reads bodies of `kind` for references (pages, frames, stylesheets). Other
+    /// bodies — images, fonts, scripts, media — are stored as they arrive and counted, never
+    /// held: a page's videos would otherwise all be in memory until the run ends.
+    static func readsBody(of kind: DiscoveredReference.Kind?) -> Bool {
+        switch kind {
+        case nil, .frame, .stylesheet: true
+        default: false
+        }
+    }
+
+    /// Reads `response`'s body to its end (once it ends, the cache has stored what it will),
+    /// whole when `keeping`; its size either way. A body cut short throws, saying where.
+    static func read(_ response: StreamingCacheResponse, keeping: Bool) async throws -> (Data?, Int) {
+        var kept = keeping ? Data() : nil
+        var size = 0
+        do {
+            for try await chunk in response.body {
+                size += chunk.count
+                kept?.append(chunk)
+            }
+        } catch {
+            throw CacheError(
+                .originFailed, "\(response.url.absoluteString): the body ended after \(size) bytes", cause: error)
+        }
+        return (kept, size)
     }
 
     /// Whether `url` may be fetched for `page` under the run's scope.
