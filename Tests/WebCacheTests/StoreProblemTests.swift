@@ -14,21 +14,9 @@ struct StoreProblemTests {
             let body = Data(repeating: 0x62, count: 100_000)
             h.origin.route("/big") { _ in TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body) }
             _ = try await h.get("/big")
-            let files = try FileManager.default.subpathsOfDirectory(atPath: h.directory.path).filter {
-                $0.hasSuffix(".body")
-            }
-            let file = h.directory.appendingPathComponent(try #require(files.first))
-            let handle = try FileHandle(forWritingTo: file)
-            try handle.seek(toOffset: 500)
-            handle.write(Data("corrupt".utf8))
-            try handle.close()
+            try h.corruptBodyFile(at: 500)
             // Another cache on the directory verifies the body on its first read.
-            let network = AsyncHTTPClientOrigin()
-            try await withCleanup({ try? await network.shutdown() }) {
-                let clock = h.clock
-                let other = try HTTPCache(
-                    configuration: .init(store: CacheStore.Configuration(directory: h.directory), now: { clock.now }),
-                    origin: network)
+            try await h.withAnotherCache(after: ["/big"]) { other in
                 let answer = try await other.response(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
                 #expect(byteDifference(answer.body, body) == nil)
                 #expect(answer.statusLine.contains("fwd=miss"), "\(answer.statusLine)")

@@ -165,32 +165,54 @@ public final class HTTPCache: Sendable {
     /// With `followRedirects`, redirects are followed as ``response(for:body:mode:followRedirects:)``
     /// follows them, without waiting for their bodies (which are stored as they arrive all the
     /// same), and the final response streams.
+    ///
+    /// A stored body of ``streamedStoredBodiesFrom`` bytes or more is read from its file a chunk at
+    /// a time as the body is iterated, never whole; its checksum is checked before this returns
+    /// (a corrupt one is removed, and the request answered as if it had not been stored).
     public func streamingResponse(
         for request: HTTPRequest, body: Data? = nil, mode: RequestMode = .default,
         interim: InterimResponseHandler? = nil, followRedirects: Bool = false
     ) async throws -> StreamingCacheResponse {
         try await answer(request, body: body, followingRedirects: followRedirects) { request, body in
-            let response = try await streamingResponse(for: request, url: nil, body: body, mode: mode, interim: interim)
+            let response = try await streamingResponse(
+                for: request, url: nil, body: body, mode: mode, interim: interim,
+                bodyStreamsFrom: Self.streamedStoredBodiesFrom)
             return (response, response.head, response.url)
         }
     }
+
+    /// The size from which ``streamingResponse(for:body:mode:interim:followRedirects:)`` reads a
+    /// stored body from its file as it is iterated rather than into memory first.
+    public static let streamedStoredBodiesFrom = 1 << 20
 
     /// ``streamingResponse(for:body:mode:interim:followRedirects:)`` for a caller that has the request's URL
     /// already (the proxy), which is then not worked out again, and, when
     /// ``storedAnswer(for:url:bodyFilesFrom:sharing:)`` found that the request needs the origin,
     /// the `trip` it decided on, which is then taken without looking the request up again.
+    ///
+    /// With `bodyStreamsFrom`, a whole stored body of at least that many bytes is read from its
+    /// file as the body is iterated (``StoredBodyChunks``).
     package func streamingResponse(
         for request: HTTPRequest, url: URL?, body: Data? = nil, mode: RequestMode = .default,
-        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil
+        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil, bodyStreamsFrom streamedSize: Int? = nil
     ) async throws -> StreamingCacheResponse {
         let response = try await respond(
-            to: request, url: url, body: body, mode: mode, interim: interim, trip: trip)
+            to: request, url: url, body: body, mode: mode, interim: interim, trip: trip,
+            bodyStreamsFrom: streamedSize)
         let stream: ResponseBodyStream
         switch response.content {
         case .arriving(let broadcast): stream = ResponseBodyStream(source: .arriving(broadcast))
         case .bytes(let body): stream = ResponseBodyStream(source: .complete(body))
-        // Never: a stored file is only asked for by storedResponse(for:…).
-        case .storedFile: stream = ResponseBodyStream(source: .complete(Data()))
+        case .storedFile(let entry, _):
+            // Only asked for whole, by `bodyStreamsFrom`. A body that turns out unusable is
+            // removed by the store; the request is then answered as a miss.
+            do {
+                stream = ResponseBodyStream(source: .stored(try StoredBodyChunks(store: store, entry: entry)))
+            } catch {
+                storeProblem("the stored body of \(entry.key) could not be read: \(error)")
+                return try await streamingResponse(
+                    for: request, url: url, body: body, mode: mode, interim: interim)
+            }
         }
         return StreamingCacheResponse(
             head: response.head, body: stream, cacheStatus: response.cacheStatus, url: response.url)

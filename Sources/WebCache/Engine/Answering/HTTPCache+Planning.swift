@@ -108,7 +108,7 @@ extension HTTPCache {
     /// One hop: the request path of the type's documentation.
     func respond(
         to request: HTTPRequest, url: URL? = nil, body: Data?, mode: RequestMode,
-        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil
+        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil, bodyStreamsFrom streamedSize: Int? = nil
     ) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
@@ -116,7 +116,7 @@ extension HTTPCache {
         if let trip, mode == .default {
             step = trip.step
         } else {
-            step = try await planAfterEntriesOnTheirWay(request, url: url, mode: mode)
+            step = try await planAfterEntriesOnTheirWay(request, url: url, mode: mode, bodyStreamsFrom: streamedSize)
         }
         switch step {
         case .answer(let response):
@@ -124,7 +124,8 @@ extension HTTPCache {
         case .answeredBefore, .entryOnItsWay:
             // Never: only storedAnswer(…) plans with encodings to share, and entries on their
             // way were waited for.
-            return try await respond(to: request, url: url, body: body, mode: mode, interim: interim)
+            return try await respond(
+                to: request, url: url, body: body, mode: mode, interim: interim, bodyStreamsFrom: streamedSize)
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
             return try await passThrough(request, body: body, url: url, detail: detail, interim: interim)
@@ -158,13 +159,15 @@ extension HTTPCache {
         }
     }
 
-    /// ``plan(_:url:mode:bodyFilesFrom:sharing:entryOnItsWay:)``, suspending while a new entry
+    /// ``plan(_:url:mode:bodyFilesFrom:bodyStreamsFrom:sharing:entryOnItsWay:)``, suspending while a new entry
     /// for the request's key is on its way into the index: twice at most (a key stored again and
     /// again meanwhile), each time for the store's patience at most (an index writer stuck on a
     /// hung disk must not hold requests forever); then decided on what the index holds.
-    func planAfterEntriesOnTheirWay(_ request: HTTPRequest, url: URL?, mode: RequestMode) async throws -> Step {
+    func planAfterEntriesOnTheirWay(
+        _ request: HTTPRequest, url: URL?, mode: RequestMode, bodyStreamsFrom streamedSize: Int? = nil
+    ) async throws -> Step {
         for _ in 0..<2 {
-            let step = try plan(request, url: url, mode: mode)
+            let step = try plan(request, url: url, mode: mode, bodyStreamsFrom: streamedSize)
             guard case .entryOnItsWay(let key) = step else { return step }
             guard await store.entryOnItsWayWritten(key) else {
                 storeProblem(
@@ -173,7 +176,7 @@ extension HTTPCache {
                 break
             }
         }
-        return try plan(request, url: url, mode: mode, entryOnItsWay: .ignore)
+        return try plan(request, url: url, mode: mode, bodyStreamsFrom: streamedSize, entryOnItsWay: .ignore)
     }
 
     /// Decides what answering `request` takes; answers from the store are made here (and counted
@@ -182,7 +185,8 @@ extension HTTPCache {
     /// ``Step/entryOnItsWay(_:)``.
     func plan(
         _ request: HTTPRequest, url knownURL: URL? = nil, mode: RequestMode, bodyFilesFrom minimumSize: Int? = nil,
-        sharing: ((AnswerOffer) -> Bool)? = nil, entryOnItsWay: CacheStore.EntryOnItsWay = .report
+        bodyStreamsFrom streamedSize: Int? = nil, sharing: ((AnswerOffer) -> Bool)? = nil,
+        entryOnItsWay: CacheStore.EntryOnItsWay = .report
     ) throws -> Step {
         let settings = settingsInForce
         let policy = settings.policy
@@ -254,7 +258,7 @@ extension HTTPCache {
             guard
                 var response = serveStored(
                     entry, request: request, url: url, now: now, detail: nil, policy: policy, decision: decision,
-                    bodyFilesFrom: minimumSize)
+                    bodyFilesFrom: minimumSize, bodyStreamsFrom: streamedSize)
             else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }
@@ -274,7 +278,7 @@ extension HTTPCache {
             guard
                 let response = serveStored(
                     entry, request: request, url: url, now: now, detail: detail, policy: policy, decision: decision,
-                    bodyFilesFrom: minimumSize)
+                    bodyFilesFrom: minimumSize, bodyStreamsFrom: streamedSize)
             else {
                 return .fetch(request, key: key, url: url, forward: .miss)
             }

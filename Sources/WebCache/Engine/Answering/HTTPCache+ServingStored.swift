@@ -28,10 +28,13 @@ extension HTTPCache {
     ///
     /// With `bodyFilesFrom`, a body (or single range) of at least that many bytes in a file the
     /// store has verified is not read: the response's content names the entry and the bytes
-    /// instead (``CacheResponse/Content/storedFile(_:range:)``).
+    /// instead (``CacheResponse/Content/storedFile(_:range:)``). With `bodyStreamsFrom`, so is a
+    /// whole body of at least that many bytes in any file, for a caller that reads it in chunks
+    /// (``StoredBodyChunks``, which checks it).
     func serveStored(
         _ entry: CacheEntry, request: HTTPRequest, url: URL, now: Date, detail: String?, policy: CachePolicy,
-        status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil
+        status given: CacheStatus? = nil, decision known: ReuseDecision? = nil, bodyFilesFrom minimumSize: Int? = nil,
+        bodyStreamsFrom streamedSize: Int? = nil
     ) -> CacheResponse? {
         let notModified = rules.clientPreconditionsMatch(request, stored: entry.stored)
         // A stored part (a 206) holds `part.range` of the whole: its body file starts there.
@@ -59,7 +62,9 @@ extension HTTPCache {
         }
         let sendsFile =
             request.method != .head && !notModified && !sentRange.isEmpty
-            && minimumSize.map { sentRange.count >= $0 } == true && store.hasVerifiedBodyFile(entry)
+            && (minimumSize.map { sentRange.count >= $0 } == true && store.hasVerifiedBodyFile(entry)
+                || part == nil && sentRange == 0..<entry.bodySize && entry.body.isUnreadFile
+                    && streamedSize.map { sentRange.count >= $0 } == true)
         var body = Data()
         var head: HTTPResponse
         // The caller usually has the decision already; only age and staleness are read here.
@@ -141,5 +146,13 @@ extension HTTPCache {
         head.headerFields[.contentLength] = "0"
         head.headerFields.appendCacheStatus(status)
         return CacheResponse(head: head, body: Data(), cacheStatus: status, url: url)
+    }
+}
+
+extension BodyLocation {
+    /// In a file and not in memory: a body read from its file as it is sent costs no memory.
+    fileprivate var isUnreadFile: Bool {
+        if case .file = self { return true }
+        return false
     }
 }

@@ -1,5 +1,6 @@
 import HTTPCaching
 import HTTPTypes
+import WebCacheStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -7,7 +8,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A response body as chunks: from the cache at once, from the origin as it arrives.
+/// A response body as chunks: from the cache at once (a large stored body read from its file a
+/// chunk at a time), from the origin as it arrives.
 ///
 /// Iterating it a second time starts again from the first chunk.
 public struct ResponseBodyStream: AsyncSequence, Sendable {
@@ -17,6 +19,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     enum Source: Sendable {
         case complete(Data)
         case arriving(BodyBroadcast)
+        case stored(StoredBodyChunks)
     }
 
     let source: Source
@@ -41,8 +44,16 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let source: Source
         var index = 0
+        /// A stored body's file, once the first chunk is asked for.
+        private var reader: BodyReader?
 
-        /// The next chunk, or `nil` at the end; throws when the origin stopped half-way.
+        init(source: Source, index: Int = 0) {
+            self.source = source
+            self.index = index
+        }
+
+        /// The next chunk, or `nil` at the end; throws when the origin stopped half-way, or a
+        /// stored body's file cannot be read.
         public mutating func next() async throws -> Data? {
             defer { index += 1 }
             switch source {
@@ -50,6 +61,9 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
                 return index == 0 && !body.isEmpty ? body : nil
             case .arriving(let broadcast):
                 return try await broadcast.chunk(at: index)
+            case .stored(let chunks):
+                if reader == nil { reader = try chunks.reader() }
+                return try reader?.next()
             }
         }
     }
@@ -70,6 +84,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         switch source {
         case .complete(let body): index == 0 && !body.isEmpty ? body : nil
         case .arriving(let broadcast): broadcast.arrivedChunk(at: index)
+        case .stored: nil
         }
     }
 
@@ -78,6 +93,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         switch source {
         case .complete(let body): return body
         case .arriving(let broadcast): return try await broadcast.collect()
+        case .stored(let chunks): return try chunks.collect()
         }
     }
 }

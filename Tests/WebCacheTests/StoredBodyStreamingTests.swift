@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import Testing
+import WebCache
+import WebCacheAsyncHTTPClient
+import WebCacheStore
+import WebCacheTestSupport
+
+@Suite("streamingResponse reads a large stored body from its file, a chunk at a time")
+struct StoredBodyStreamingTests {
+    static let body = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+
+    /// Stores ``body`` at `/big`, then runs `check` with another cache on the same directory
+    /// (whose memory holds no body: it reads the file, as a new process does).
+    static func withStoredBody(
+        corrupting: Bool = false, _ check: (HTTPCache, EngineHarness) async throws -> Void
+    ) async throws {
+        try await EngineHarness.run { h in
+            h.origin.route("/big") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.body)
+            }
+            _ = try await h.get("/big")
+            await h.cache.waitForBackgroundWork()
+            if corrupting { try h.corruptBodyFile(at: 2_000_000) }
+            try await h.withAnotherCache(after: ["/big"]) { other in try await check(other, h) }
+        }
+    }
+
+    @Test("a 3 MB hit arrives in chunks of the file, whole and unchanged, twice")
+    func chunks() async throws {
+        try await Self.withStoredBody { cache, h in
+            let response = try await cache.streamingResponse(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
+            #expect(response.cacheStatus.hit)
+            #expect(response.body.completeBody == nil, "the body was read into memory")
+            for _ in 0..<2 {
+                var chunks = 0
+                var received = Data()
+                for try await chunk in response.body {
+                    chunks += 1
+                    #expect(chunk.count <= 256 << 10)
+                    received.append(chunk)
+                }
+                #expect(chunks >= 12)
+                #expect(byteDifference(received, Self.body) == nil)
+            }
+            #expect(try await response.body.collect() == Self.body)
+            #expect(h.origin.count("/big") == 1)
+        }
+    }
+
+    @Test("a corrupt stored body is found before the answer: it is removed and the origin answers")
+    func corrupt() async throws {
+        try await Self.withStoredBody(corrupting: true) { cache, h in
+            let response = try await cache.streamingResponse(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
+            #expect(!response.cacheStatus.hit)
+            #expect(try await response.body.collect() == Self.body)
+            #expect(cache.counters.storeProblems >= 1)
+            #expect(h.origin.count("/big") == 2)
+        }
+    }
+
+    @Test("small bodies, ranges and HEAD are answered from memory as before")
+    func notStreamed() async throws {
+        try await Self.withStoredBody { cache, h in
+            var range = HTTPRequest(method: .get, url: h.origin.url("/big"))
+            range.headerFields[.range] = "bytes=100-199"
+            let ranged = try await cache.streamingResponse(for: range)
+            #expect(ranged.head.status.code == 206)
+            #expect(ranged.body.completeBody == Self.body.subdata(in: 100..<200))
+            let head = try await cache.streamingResponse(for: HTTPRequest(method: .head, url: h.origin.url("/big")))
+            #expect(head.body.completeBody?.isEmpty == true)
+        }
+    }
+}
