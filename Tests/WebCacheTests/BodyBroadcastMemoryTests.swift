@@ -162,6 +162,21 @@ struct LargeUnstoredBodyTests {
         }
     }
 
+    @Test("a Content-Length past maximumEntrySize: Cache-Status does not say stored, and no writer starts")
+    func announcedTooLarge() async throws {
+        try await EngineHarness.run(adjust: { $0.store.maximumEntrySize = 1 << 20 }) { h in
+            h.origin.route("/large") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Self.large)
+            }
+            let response = try await h.cache.streamingResponse(
+                for: Fixtures.request(.get, h.origin.url("/large").absoluteString))
+            #expect(response.cacheStatus.stored != true, "\(response.head.headerFields[.cacheStatus] ?? "")")
+            #expect(try await response.body.collect() == Self.large)
+            let files = try FileManager.default.subpathsOfDirectory(atPath: h.directory.path)
+            #expect(!files.contains { $0.hasSuffix(".body") || $0.hasSuffix(".tmp") }, "\(files)")
+        }
+    }
+
     @Test(
         "storing fails half-way (a full disk): the rest of the body goes to a spill file and reaches the client intact")
     func storingFailsHalfWay() async throws {

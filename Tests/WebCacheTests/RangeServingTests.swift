@@ -87,6 +87,17 @@ struct RangeServingTests {
         }
     }
 
+    @Test("a media range of a body larger than maximumEntrySize starts no whole-body fetch: it could not be stored")
+    func noCompletionPastTheLimit() async throws {
+        try await EngineHarness.run(adjust: { $0.store.maximumEntrySize = MediaFixture.media.count - 1 }) { h in
+            MediaFixture.routeRanged(h.origin)
+            let first = try await h.get("/ranged.webm", ["Range: bytes=0-1"])
+            #expect(first.head.status.code == 206 && first.body == MediaFixture.media.prefix(2))
+            await h.cache.waitForBackgroundWork()
+            #expect(h.origin.count("/ranged.webm") == 1)
+        }
+    }
+
     @Test(
         "first bytes of twenty videos start at most four whole-body fetches in the background; one skipped is completed when asked again"
     )

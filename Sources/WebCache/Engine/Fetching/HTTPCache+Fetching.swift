@@ -133,7 +133,8 @@ extension HTTPCache {
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)
         head.headerFields.appendCacheStatus(status)
         if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil,
-            rules.storablePart(of: head)?.isComplete != true
+            let part = rules.storablePart(of: head), !part.isComplete,
+            (part.completeLength ?? .max) <= store.configuration.maximumEntrySize
         {
             completeInBackground(request, key: key, url: url, after: result.body)
         }
@@ -162,7 +163,7 @@ extension HTTPCache {
             head.headerFields[.date] = HTTPDate.format(responseTime)
         }
         var storing =
-            request.method == .get
+            request.method == .get && !Self.announcesMore(than: store.configuration.maximumEntrySize, head)
             ? entryToStore(
                 request, url: url, head: head, requestTime: requestTime, responseTime: responseTime,
                 removalMark: removalMark, policy: policy)
@@ -185,6 +186,16 @@ extension HTTPCache {
             }
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)
+    }
+
+    /// Whether `head` announces a body of more than `limit` bytes (a complete response's
+    /// `Content-Length`): one the store would give up on half-way, so it is not planned for —
+    /// nor said to be stored in `Cache-Status`.
+    static func announcesMore(than limit: Int, _ head: HTTPResponse) -> Bool {
+        guard head.status.code != 206, let length = head.headerFields[.contentLength].flatMap({ Int($0) }) else {
+            return false
+        }
+        return length > limit
     }
 
     /// Rows waiting for the index past which a miss waits for them before it ends.
@@ -332,8 +343,10 @@ extension HTTPCache {
                 // The part first goes to the store, so that only the rest of a prefix is fetched.
                 await part.ended()
                 do {
-                    let response = try await response(for: whole)
-                    if response.cacheStatus.stored != true && !response.isFromCache {
+                    // Read through as it arrives, never held: the store keeps it.
+                    let response = try await streamingResponse(for: whole)
+                    for try await _ in response.body {}
+                    if response.cacheStatus.stored != true && !response.cacheStatus.hit {
                         logger.info(
                             "\(url.absoluteString): the whole media body could not be stored (status \(response.head.status.code))"
                         )
