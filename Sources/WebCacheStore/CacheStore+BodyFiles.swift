@@ -12,6 +12,16 @@ extension CacheStore {
         return verifiedBodies.withLock { $0.contains(entry.id) }
     }
 
+    /// Checks `entry`'s body file against its length and checksum, reading it a chunk at a time
+    /// rather than into memory, once per process: then it can be sent from the file
+    /// (``openVerifiedBodyFile(_:)``). `false` when the body is not in a file alone, or the file
+    /// is unusable — then the entry is removed, as ``readBody(_:)`` removes it.
+    package func verifyBodyFile(_ entry: CacheEntry) -> Bool {
+        if hasVerifiedBodyFile(entry) { return true }
+        guard case .file = entry.body else { return false }
+        return (try? openBody(entry, chunkSize: 1)) != nil
+    }
+
     /// `entry`'s body file, open and read-only, for sending it without reading it into memory
     /// (`sendfile` at explicit offsets). The store keeps hot files open (``OpenBodyFile``), so
     /// the same file may go to many answers at once; it closes when the last lets go. `nil`

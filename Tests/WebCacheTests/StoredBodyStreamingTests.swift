@@ -59,6 +59,46 @@ struct StoredBodyStreamingTests {
         }
     }
 
+    @Test(
+        "for the proxy, a stored body not yet checked in this process is checked a chunk at a time and sent from its file"
+    )
+    func proxyAnswerFromTheFile() async throws {
+        try await Self.withStoredBody { cache, h in
+            let url = h.origin.url("/big")
+            for range in [nil, "bytes=1000000-1999999"] {
+                var request = HTTPRequest(method: .get, url: url)
+                request.headerFields[.range] = range
+                guard
+                    case .built(let answer)? = cache.storedAnswer(
+                        for: request, url: url, bodyFilesFrom: 64 << 10, sharing: { _ in false })
+                else {
+                    Issue.record("no answer from the store")
+                    return
+                }
+                guard let sent = answer.storedFile?.range else {
+                    Issue.record("the body was read into memory")
+                    return
+                }
+                #expect(sent == (range == nil ? 0..<Self.body.count : 1_000_000..<2_000_000))
+            }
+        }
+    }
+
+    @Test(
+        "for the proxy, a corrupt stored body is found before it is sent: removed, and the request goes to the origin")
+    func proxyAnswerCorrupt() async throws {
+        try await Self.withStoredBody(corrupting: true) { cache, h in
+            let url = h.origin.url("/big")
+            let answer = cache.storedAnswer(
+                for: HTTPRequest(method: .get, url: url), url: url, bodyFilesFrom: 64 << 10, sharing: { _ in false })
+            guard case .origin? = answer else {
+                Issue.record("answered from a corrupt body")
+                return
+            }
+            #expect(cache.counters.storeProblems >= 1)
+        }
+    }
+
     @Test("small bodies, ranges and HEAD are answered from memory as before")
     func notStreamed() async throws {
         try await Self.withStoredBody { cache, h in

@@ -26,8 +26,8 @@ extension HTTPCache {
     /// match, a 206 (or 416) for a `Range` the stored response can answer, no body for HEAD.
     /// `nil` when the body turns out unusable (corrupt, vanished): the caller treats it as a miss.
     ///
-    /// With `bodyFilesFrom`, a body (or single range) of at least that many bytes in a file the
-    /// store has verified is not read: the response's content names the entry and the bytes
+    /// With `bodyFilesFrom`, a body (or single range) of at least that many bytes in a file is
+    /// not read (the store checks the file once, a chunk at a time): the response's content names the entry and the bytes
     /// instead (``CacheResponse/Content/storedFile(_:range:)``). With `bodyStreamsFrom`, so is a
     /// whole body of at least that many bytes in any file, for a caller that reads it in chunks
     /// (``StoredBodyChunks``, which checks it).
@@ -62,7 +62,7 @@ extension HTTPCache {
         }
         let sendsFile =
             request.method != .head && !notModified && !sentRange.isEmpty
-            && (minimumSize.map { sentRange.count >= $0 } == true && store.hasVerifiedBodyFile(entry)
+            && (minimumSize.map { sentRange.count >= $0 } == true && store.verifyBodyFile(entry)
                 || part == nil && sentRange == 0..<entry.bodySize && entry.body.isUnreadFile
                     && streamedSize.map { sentRange.count >= $0 } == true)
         var body = Data()
