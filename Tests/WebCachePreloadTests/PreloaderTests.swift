@@ -17,7 +17,8 @@ struct PreloaderTests {
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let origin = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
+        // Generous: the suite starts while both cores are busy; a refused port fails at once anyway.
+        let origin = AsyncHTTPClientOrigin(connectTimeout: .seconds(5), timeout: .seconds(10))
         var store = CacheStore.Configuration(directory: directory.url)
         store.diskCapacity = capacity
         do {
