@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# What the cache holds in memory on behalf of others — the figures of docs/Robustness.md's third
+# pass, measured on the build under test (BINARY=path/to/an/older/webcache to compare):
+#   1. CLIENTS clients sending BODY-byte request bodies to the proxy at once (all but the last
+#      byte, held), with no shared bound (--max-buffered-bodies of 1 TiB) and with the default;
+#   2. `webcache preload` of a page with VIDEOS videos of VIDEO bytes (peak RSS);
+#   3. `webcache get` of one of those videos once stored (peak RSS);
+#   4. the proxy asked for the first two bytes of four videos (background completions, peak RSS);
+#   5. the proxy restarted, then asked for a 64 KB range in the middle of each (peak RSS).
+# Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
+#   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CLIENTS=${CLIENTS:-40}
+BODY=${BODY:-60000000}
+VIDEOS=${VIDEOS:-8}
+VIDEO=${VIDEO:-40000000}
+source "$(dirname "$0")/lib/harness.sh"
+start_harness
+bin=${BINARY:-$bin}
+mkdir -p "$work/site"
+for ((i = 0; i < VIDEOS; i++)); do head -c "$VIDEO" /dev/urandom >"$work/site/v$i.webm"; done
+python3 -c "import sys; print('<html><body>' + ''.join(f'<video src=\"/v{i}.webm\"></video>' for i in range(int(sys.argv[1]))) + '</body></html>')" \
+  "$VIDEOS" >"$work/site/index.html"
+
+# The origin: the site with ranges (one per request) and a sink for request bodies.
+cat >"$work/origin.py" <<'PY'
+import http.server, os, re, sys
+root = sys.argv[2]
+class Origin(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        left = int(self.headers.get("Content-Length", 0))
+        while left > 0: left -= len(self.rfile.read(min(left, 1 << 20)))
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+    def do_GET(self):
+        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        size = os.path.getsize(path)
+        ranged = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
+        start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
+        self.send_response(206 if ranged else 200)
+        if ranged: self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Type", "text/html" if path.endswith(".html") else "video/webm")
+        self.send_header("Cache-Control", "max-age=3600"); self.send_header("ETag", f'"{size}"')
+        self.send_header("Content-Length", str(end - start + 1)); self.end_headers()
+        with open(path, "rb") as body:
+            body.seek(start); left = end - start + 1
+            while left > 0:
+                chunk = body.read(min(left, 1 << 20)); self.wfile.write(chunk); left -= len(chunk)
+    def log_message(self, *args): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Origin).serve_forever()
+PY
+# Clients: `bodies PORT PID CLIENTS SIZE`, `ranges PORT PID RANGE PATH…`, `peak COMMAND…`.
+cat >"$work/clients.py" <<'PY'
+import resource, socket, subprocess, sys, threading, time
+def rss(pid, field="VmRSS"):
+    return next(int(line.split()[1]) // 1024 for line in open(f"/proc/{pid}/status") if line.startswith(field))
+mode = sys.argv[1]
+if mode == "bodies":
+    port, pid, clients, size = map(int, sys.argv[2:6])
+    start, held = rss(pid), []
+    def send(i):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(f"POST /upload{i} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {size}\r\n\r\n".encode())
+        left, chunk = size - 1, b"x" * (1 << 20)
+        try:
+            while left > 0: s.sendall(chunk[:min(left, len(chunk))]); left -= min(left, len(chunk))
+        except OSError: pass
+        held.append(s)
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(clients)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    time.sleep(2)
+    holding, statuses = rss(pid), {}
+    for s in held:
+        s.settimeout(30)
+        try: s.sendall(b"x"); answer = s.recv(64).split(b" ")[1].decode()
+        except Exception as error: answer = type(error).__name__
+        statuses[answer] = statuses.get(answer, 0) + 1
+        s.close()
+    print(f"RSS {start} -> {holding} MB; answers {dict(sorted(statuses.items()))}")
+elif mode == "ranges":
+    port, pid, wanted, paths = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+    start, codes = rss(pid), []
+    def get(path):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {wanted}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := s.recv(1 << 16): data += chunk
+        codes.append(data.split(b" ")[1].decode()); s.close()
+    threads = [threading.Thread(target=get, args=(p,)) for p in paths]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    time.sleep(3)  # completions started in the background run on
+    print(f"RSS {start} MB, peak {rss(pid, 'VmHWM')} MB; answers {sorted(codes)}")
+elif mode == "peak":
+    done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print(f"exit {done.returncode}, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MB")
+PY
+
+origin_port=$(free_port)
+python3 "$work/origin.py" "$origin_port" "$work/site" &
+pids+=("$!")
+sleep 1
+origin="http://127.0.0.1:$origin_port"
+
+proxy() {  # proxy PORT [flags…]: a proxy on $work/cache in front of the origin; pid in $proxy_pid
+  local port=$1
+  shift
+  "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$port" --upstream "$origin" "$@" >>"$work/proxy.log" 2>&1 &
+  proxy_pid=$!
+  pids+=("$proxy_pid")
+  sleep 1.5
+  kill -0 "$proxy_pid" 2>/dev/null  # an older build may not take the flags
+}
+stop_proxy() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; }
+
+for bound in "--max-buffered-bodies 1099511627776" ""; do
+  port=$(free_port)
+  # shellcheck disable=SC2086
+  if proxy "$port" $bound; then
+    echo "1. $CLIENTS request bodies of $BODY bytes, ${bound:-the default bound}: $(python3 "$work/clients.py" bodies "$port" "$proxy_pid" "$CLIENTS" "$BODY")"
+    stop_proxy
+  else
+    echo "1. $CLIENTS request bodies of $BODY bytes, $bound: not taken by this build"
+  fi
+  rm -rf "$work/cache"
+done
+echo "2. preload of a page with $VIDEOS videos of $VIDEO bytes: $(python3 "$work/clients.py" peak "$bin" preload "$origin/index.html" --cache-dir "$work/cache")"
+echo "3. get of a stored video: $(python3 "$work/clients.py" peak "$bin" get "$origin/v0.webm" --cache-dir "$work/cache")"
+rm -rf "$work/cache"
+port=$(free_port)
+proxy "$port"
+echo "4. first two bytes of four videos: $(python3 "$work/clients.py" ranges "$port" "$proxy_pid" bytes=0-1 /v0.webm /v1.webm /v2.webm /v3.webm)"
+stop_proxy
+port=$(free_port)
+proxy "$port"
+middle=$((VIDEO / 2))
+echo "5. after a restart, a 64 KB range in the middle of each: $(python3 "$work/clients.py" ranges "$port" "$proxy_pid" "bytes=$middle-$((middle + 65535))" /v0.webm /v1.webm /v2.webm /v3.webm)"
+stop_proxy
