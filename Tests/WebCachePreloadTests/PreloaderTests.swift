@@ -13,7 +13,8 @@ import WebCacheTestSupport
 struct PreloaderTests {
     /// A cache on a fresh directory in front of a real origin on loopback.
     static func withCache(
-        capacity: Int = 64 << 20, _ body: (HTTPCache, TemporaryDirectory) async throws -> Void
+        capacity: Int = 64 << 20, maximumEntrySize: Int = 64 << 20,
+        _ body: (HTTPCache, TemporaryDirectory) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -21,6 +22,7 @@ struct PreloaderTests {
         let origin = AsyncHTTPClientOrigin(connectTimeout: .seconds(5), timeout: .seconds(10))
         var store = CacheStore.Configuration(directory: directory.url)
         store.diskCapacity = capacity
+        store.maximumEntrySize = maximumEntrySize
         do {
             let cache = try HTTPCache(configuration: .init(store: store), origin: origin)
             try await body(cache, directory)
@@ -157,6 +159,36 @@ struct PreloaderTests {
                 #expect(report.failures.allSatisfy { $0.failure == "HTTP 404" })
                 let manifest = try cache.store.manifest(named: origin.url("/page.html").absoluteString)
                 #expect(manifest?.isComplete == false)
+            }
+        }
+    }
+
+    @Test("a resource the store does not keep (too large, no-store) makes the page incomplete, with the reason")
+    func resourceNotKept() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/page.html") { _ in
+                TestOrigin.Response(
+                    headers: [("Content-Type", "text/html"), ("Cache-Control", "max-age=600")],
+                    body: Data("<video src=/big.webm></video><img src=/private.png><img src=/ok.png>".utf8))
+            }
+            origin.route("/big.webm") { _ in
+                TestOrigin.Response(
+                    headers: [("Content-Type", "video/webm"), ("Cache-Control", "max-age=600")],
+                    body: Data(count: 300_000))
+            }
+            origin.route("/private.png") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "no-store")], body: Data(count: 100))
+            }
+            origin.route("/ok.png") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Data(count: 100))
+            }
+            try await Self.withCache(maximumEntrySize: 200_000) { cache, _ in
+                let report = await Preloader(cache: cache).preload(pages: [origin.url("/page.html")])[0]
+                #expect(!report.isComplete)
+                let reasons = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.url.path, $0.failure ?? "") })
+                #expect(Set(reasons.keys) == ["/big.webm", "/private.png"])
+                #expect(reasons["/big.webm"]?.contains("maximumEntrySize") == true, "\(reasons)")
+                #expect(reasons["/private.png"]?.contains("may not be kept") == true, "\(reasons)")
             }
         }
     }

@@ -137,6 +137,9 @@ final class PreloadRun: Sendable {
                 guard (200..<300).contains(status) else {
                     return failed("HTTP \(status)", status: status, finalURL: response.url)
                 }
+                if let reason = notStored(response, size: size) {
+                    return failed(reason, status: status, finalURL: response.url)
+                }
                 var result = ResourceResult(
                     url: url, finalURL: response.url, kind: kind, status: status, bytes: size,
                     fromCache: response.cacheStatus.hit, failure: nil, duration: clock.now - start)
@@ -147,6 +150,21 @@ final class PreloadRun: Sendable {
                 return failed("\(error)")
             }
         }
+    }
+
+    /// Why `response` (its body of `size` bytes read to its end) is not in the store, so that its
+    /// page would not load offline; `nil` when it is (a hit, or stored by this fetch).
+    func notStored(_ response: StreamingCacheResponse, size: Int) -> String? {
+        if response.cacheStatus.hit { return nil }
+        // The body has ended: its entry, if it is kept, is in the index or on its way there,
+        // and a lookup in this process waits for it.
+        if let key = CacheKey(url: response.url), (try? cache.store.lookup(key))?.isEmpty == false { return nil }
+        let limit = cache.store.configuration.maximumEntrySize
+        if size > limit {
+            return "not stored: \(size) bytes, more than the store's maximumEntrySize (\(limit); storage.maximumEntrySize raises it)"
+        }
+        let status = response.head.headerFields[.cacheStatus] ?? "no Cache-Status"
+        return "not stored: the response may not be kept (\(status))"
     }
 
     /// Whether the run reads bodies of `kind` for references (pages, frames, stylesheets). Other
