@@ -161,7 +161,8 @@ final class PreloadRun: Sendable {
         if let key = CacheKey(url: response.url), (try? cache.store.lookup(key))?.isEmpty == false { return nil }
         let limit = cache.store.configuration.maximumEntrySize
         if size > limit {
-            return "not stored: \(size) bytes, more than the store's maximumEntrySize (\(limit); storage.maximumEntrySize raises it)"
+            return
+                "not stored: \(size) bytes, more than the store's maximumEntrySize (\(limit); storage.maximumEntrySize raises it)"
         }
         let status = response.head.headerFields[.cacheStatus] ?? "no Cache-Status"
         return "not stored: the response may not be kept (\(status))"
