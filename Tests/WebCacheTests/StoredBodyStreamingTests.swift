@@ -56,6 +56,9 @@ struct StoredBodyStreamingTests {
             #expect(try await response.body.collect() == Self.body)
             #expect(cache.counters.storeProblems >= 1)
             #expect(h.origin.count("/big") == 2)
+            let counters = cache.counters
+            #expect(counters.requests == 1 && counters.hits == 0 && counters.misses == 1, "\(counters)")
+            #expect(counters.bytesFromCache == 0)
         }
     }
 

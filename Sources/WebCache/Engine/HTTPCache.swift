@@ -210,6 +210,14 @@ public final class HTTPCache: Sendable {
                 stream = ResponseBodyStream(source: .stored(try StoredBodyChunks(store: store, entry: entry)))
             } catch {
                 storeProblem("the stored body of \(entry.key) could not be read: \(error)")
+                // Counted as the miss it becomes, not as a request and a hit besides.
+                count {
+                    $0.requests -= 1
+                    if response.cacheStatus.hit {
+                        $0.hits -= 1
+                        $0.bytesFromCache -= entry.bodySize
+                    }
+                }
                 return try await streamingResponse(
                     for: request, url: url, body: body, mode: mode, interim: interim)
             }
