@@ -19,6 +19,7 @@ extension CacheStore {
     package func verifyBodyFile(_ entry: CacheEntry) -> Bool {
         if hasVerifiedBodyFile(entry) { return true }
         guard case .file = entry.body else { return false }
+        // Opening checks the file; the reader itself is not needed (the chunk size is moot).
         return (try? openBody(entry, chunkSize: 1)) != nil
     }
 

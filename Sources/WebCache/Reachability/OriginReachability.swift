@@ -130,6 +130,7 @@ final class OriginReachability: Sendable {
     }
 
     /// Records that a request to `origin` outlived the network timeout.
+    ///
     /// Beyond ``capacity`` silent origins, the one silent longest is forgotten (its requests
     /// wait for it again).
     func recordSilence(of origin: String, now: Date) {

@@ -132,12 +132,13 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     413, "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
             } else if size > bodyReservation && !reserveBody(size - bodyReservation) {
                 refusal = bodiesRefusal(needing: size - bodyReservation)
-            } else {
-                body.writeBuffer(&chunk)
-                return
             }
-            body = ByteBuffer()
-            releaseBody()
+            if refusal == nil {
+                body.writeBuffer(&chunk)
+            } else {
+                body = ByteBuffer()
+                releaseBody()
+            }
         case .end:
             guard let requestHead = head else { return }
             head = nil

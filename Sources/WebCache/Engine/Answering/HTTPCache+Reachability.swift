@@ -64,7 +64,7 @@ extension HTTPCache {
             do {
                 if let forgotten = recorded.forgotten {
                     logger.info(
-                        "\(forgotten) is no longer remembered as unreachable: \(reachability.capacity) origins are (reachability.maximumOrigins)"
+                        "\(forgotten) is no longer remembered as unreachable, to make room: at most \(reachability.capacity) are (ReachabilitySettings.maximumOrigins)"
                     )
                     try store.removeOriginStatus(forgotten)
                 }

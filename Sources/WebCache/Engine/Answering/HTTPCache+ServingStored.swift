@@ -60,11 +60,18 @@ extension HTTPCache {
         case .whole: sentRange = 0..<entry.bodySize
         case .partial, .unsatisfiable: sentRange = 0..<0
         }
-        let sendsFile =
-            request.method != .head && !notModified && !sentRange.isEmpty
-            && (minimumSize.map { sentRange.count >= $0 } == true && store.verifyBodyFile(entry)
-                || part == nil && sentRange == 0..<entry.bodySize && entry.body.isUnreadFile
-                    && streamedSize.map { sentRange.count >= $0 } == true)
+        let sendsFile: Bool
+        if request.method == .head || notModified || sentRange.isEmpty {
+            sendsFile = false
+        } else if let streamedSize, part == nil, sentRange == 0..<entry.bodySize, sentRange.count >= streamedSize,
+            entry.body.isUnreadFile
+        {
+            sendsFile = true  // checked as it is opened (StoredBodyChunks)
+        } else if let minimumSize, sentRange.count >= minimumSize {
+            sendsFile = store.verifyBodyFile(entry)  // checked here, once per process
+        } else {
+            sendsFile = false
+        }
         var body = Data()
         var head: HTTPResponse
         // The caller usually has the decision already; only age and staleness are read here.
