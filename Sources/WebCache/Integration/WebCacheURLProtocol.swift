@@ -48,8 +48,10 @@ public class WebCacheURLProtocol: URLProtocol {
         }
     }
 
-    /// How this class delivers bodies; ``install(_:into:bodies:)`` picks the class.
-    class var bodyDelivery: BodyDelivery { .whole }
+    /// How this class delivers bodies: the platform's default, and the other way in a subclass
+    /// of its own, which ``install(_:into:bodies:)`` picks (a class registered by hand gets the
+    /// default).
+    class var bodyDelivery: BodyDelivery { .platformDefault }
 
     /// Makes `cache` answer the http(s) requests of sessions created with `configuration`
     /// (Linux ignores `URLProtocol.registerClass` for http(s); `protocolClasses` always works),
@@ -58,10 +60,14 @@ public class WebCacheURLProtocol: URLProtocol {
         _ cache: HTTPCache, into configuration: URLSessionConfiguration, bodies: BodyDelivery = .platformDefault
     ) {
         installed.withLock { $0 = cache }
-        let others = (configuration.protocolClasses ?? []).filter {
-            $0 != WebCacheURLProtocol.self && $0 != ArrivingBodyURLProtocol.self
-        }
-        let chosen: AnyClass = bodies == .whole ? WebCacheURLProtocol.self : ArrivingBodyURLProtocol.self
+        let ours: [AnyClass] = [WebCacheURLProtocol.self, ArrivingBodyURLProtocol.self, WholeBodyURLProtocol.self]
+        let others = (configuration.protocolClasses ?? []).filter { theirs in !ours.contains { $0 == theirs } }
+        let chosen: AnyClass =
+            if bodies == .platformDefault {
+                WebCacheURLProtocol.self
+            } else {
+                bodies == .asItArrives ? ArrivingBodyURLProtocol.self : WholeBodyURLProtocol.self
+            }
         configuration.protocolClasses = [chosen] + others
     }
 
@@ -185,4 +191,9 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 /// ``WebCacheURLProtocol`` delivering bodies as they arrive (``WebCacheURLProtocol/BodyDelivery/asItArrives``).
 final class ArrivingBodyURLProtocol: WebCacheURLProtocol {
     override class var bodyDelivery: BodyDelivery { .asItArrives }
+}
+
+/// ``WebCacheURLProtocol`` delivering bodies whole (``WebCacheURLProtocol/BodyDelivery/whole``).
+final class WholeBodyURLProtocol: WebCacheURLProtocol {
+    override class var bodyDelivery: BodyDelivery { .whole }
 }
