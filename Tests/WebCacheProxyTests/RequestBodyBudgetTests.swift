@@ -20,15 +20,24 @@ struct RequestBodyBudgetTests {
             + String(repeating: "b", count: bytes)
     }
 
+    /// A connection whose request to `path` declares `declared` body bytes and has sent `sent`
+    /// of them: it holds `declared` of the budget until it ends.
+    static func holding(
+        _ server: SocketlessProxy, _ path: String, declared: Int, sent: Int = 0
+    ) async throws -> ProxyConnection {
+        let connection = try await server.connect()
+        try await connection.send(
+            "POST \(path) HTTP/1.1\r\nHost: origin.test\r\nContent-Length: \(declared)\r\n\r\n"
+                + String(repeating: "s", count: sent))
+        await connection.settle()
+        return connection
+    }
+
     @Test("a body that does not fit beside those held gets 503 with Retry-After; once they are answered it fits")
     func declaredLengths() async throws {
         try await Self.with { server in
             // 600 bytes reserved by a body still arriving.
-            let slow = try await server.connect()
-            try await slow.send(
-                "POST /slow HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 600\r\n\r\n"
-                    + String(repeating: "s", count: 300))
-            await slow.settle()
+            let slow = try await Self.holding(server, "/slow", declared: 600, sent: 300)
             let refused = try await server.connect()
             let answer = try await refused.answer(to: Self.post("/refused", bytes: 500))
             #expect(answer.status == 503)
@@ -53,10 +62,7 @@ struct RequestBodyBudgetTests {
     @Test("a chunked body reserves as its chunks come, and is refused at the chunk that does not fit")
     func chunked() async throws {
         try await Self.with { server in
-            let holder = try await server.connect()
-            try await holder.send(
-                "POST /holder HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 700\r\n\r\n")
-            await holder.settle()
+            let holder = try await Self.holding(server, "/holder", declared: 700)
             let chunked = try await server.connect()
             try await chunked.send(
                 "POST /chunked HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -78,11 +84,7 @@ struct RequestBodyBudgetTests {
     @Test("a client that goes away in the middle of its body gives back what it reserved")
     func abandoned() async throws {
         try await Self.with { server in
-            let leaving = try await server.connect()
-            try await leaving.send(
-                "POST /leaving HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 800\r\n\r\n"
-                    + String(repeating: "l", count: 100))
-            await leaving.settle()
+            let leaving = try await Self.holding(server, "/leaving", declared: 800, sent: 100)
             let refused = try await server.connect()
             #expect(try await refused.answer(to: Self.post("/next", bytes: 800)).status == 503)
             await leaving.close()
@@ -96,9 +98,7 @@ struct RequestBodyBudgetTests {
     @Test("a refused body with Expect: 100-continue is refused before the client sends it")
     func expectContinue() async throws {
         try await Self.with { server in
-            let holder = try await server.connect()
-            try await holder.send("POST /holder HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 700\r\n\r\n")
-            await holder.settle()
+            let holder = try await Self.holding(server, "/holder", declared: 700)
             let waiting = try await server.connect()
             try await waiting.send(
                 "POST /waiting HTTP/1.1\r\nHost: origin.test\r\nExpect: 100-continue\r\nContent-Length: 400\r\n\r\n")

@@ -10,14 +10,16 @@ import WebCacheTestSupport
 struct ReachabilityTests {
     /// A cache over a scripted origin, with a hand-moved clock.
     static func run(
-        policy: CachePolicy = .init(), _ body: (HTTPCache, ScriptedOrigin, TestClock, URL) async throws -> Void
+        policy: CachePolicy = .init(), reachability: ReachabilitySettings = .init(),
+        _ body: (HTTPCache, ScriptedOrigin, TestClock, URL) async throws -> Void
     ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let clock = TestClock()
         let origin = ScriptedOrigin()
-        let configuration = HTTPCache.Configuration(
+        var configuration = HTTPCache.Configuration(
             store: CacheStore.Configuration(directory: directory.url), policy: policy, now: { clock.now })
+        configuration.reachability = reachability
         let cache = try HTTPCache(configuration: configuration, origin: origin)
         try await body(cache, origin, clock, directory.url)
         await cache.waitForBackgroundWork()
@@ -145,28 +147,22 @@ struct ReachabilityTests {
 
     @Test("past maximumOrigins, the origin due to be tried soonest is forgotten, in memory and in the store")
     func boundedOrigins() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let clock = TestClock()
-        let origin = ScriptedOrigin()
-        var configuration = HTTPCache.Configuration(
-            store: CacheStore.Configuration(directory: directory.url), now: { clock.now })
-        configuration.reachability = ReachabilitySettings(maximumOrigins: 3)
-        let cache = try HTTPCache(configuration: configuration, origin: origin)
-        func site(_ number: Int) -> URL { URL(string: "http://site\(number).test/page")! }
-        for number in 0..<5 {
-            await #expect(throws: CacheError.self) { try await Self.get(cache, site(number)) }
-            clock.advance(0.1)
+        try await Self.run(reachability: ReachabilitySettings(maximumOrigins: 3)) { cache, origin, clock, _ in
+            let site = { (number: Int) in URL(string: "http://site\(number).test/page")! }
+            for number in 0..<5 {
+                await #expect(throws: CacheError.self) { try await Self.get(cache, site(number)) }
+                clock.advance(0.1)
+            }
+            let kept = ["http://site2.test:80", "http://site3.test:80", "http://site4.test:80"]
+            #expect(cache.unreachableOrigins.map(\.origin) == kept)
+            let remembered = try cache.store.originStatuses()
+            #expect(remembered.map(\.origin).sorted() == kept)
+            // A forgotten origin is tried again at once; a remembered one is still skipped.
+            await #expect(throws: CacheError.self) { try await Self.get(cache, site(0)) }
+            #expect(origin.attempts == 6)
+            await #expect(throws: CacheError.self) { try await Self.get(cache, site(4)) }
+            #expect(origin.attempts == 6)
         }
-        let kept = ["http://site2.test:80", "http://site3.test:80", "http://site4.test:80"]
-        #expect(cache.unreachableOrigins.map(\.origin) == kept)
-        #expect(try cache.store.originStatuses().map(\.origin).sorted() == kept)
-        // A forgotten origin is tried again at once; a remembered one is still skipped.
-        await #expect(throws: CacheError.self) { try await Self.get(cache, site(0)) }
-        #expect(origin.attempts == 6)
-        await #expect(throws: CacheError.self) { try await Self.get(cache, site(4)) }
-        #expect(origin.attempts == 6)
-        await cache.waitForBackgroundWork()
     }
 
     @Test("a store remembering more origins than maximumOrigins is read back to the latest of them")
