@@ -255,4 +255,41 @@ struct PartialContentTests {
             #expect(onlyCached.head.status.code == 504)
         }
     }
+
+    @Test(
+        "a completed prefix larger than the memory budget, read after the rest has arrived: the client gets the prefix and then the rest, byte for byte"
+    )
+    func completedPrefixReadLate() async throws {
+        // Larger than BodyBroadcast's 256 KiB budget, so that chunks are let go to the store's
+        // file before the client reads them and are read back from it.
+        let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 16) })
+        try await EngineHarness.run(rules: .shared) { h in
+            h.origin.route("/late.bin") { request in
+                let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"l1\"")]
+                guard let piece = rangedPiece(of: big, for: request.header("Range")) else {
+                    return TestOrigin.Response(headers: headers, body: big)
+                }
+                return TestOrigin.Response(
+                    status: 206, headers: headers + [("Content-Range", piece.contentRange)],
+                    body: big.subdata(in: piece.range))
+            }
+            _ = try await h.get("/late.bin", ["Range: bytes=0-999999"])
+            await h.cache.waitForBackgroundWork()
+            let response = try await h.cache.streamingResponse(
+                for: Fixtures.request(.get, h.origin.url("/late.bin").absoluteString, []))
+            #expect(response.head.status.code == 200 && response.cacheStatus.forward == .partial)
+            // The rest is stored once it has all arrived: only then does the client start reading.
+            var stored = false
+            for _ in 0..<250 where !stored {
+                let tail = try await h.get(
+                    "/late.bin", ["Range: bytes=2999000-2999999", "Cache-Control: only-if-cached"])
+                stored = tail.isFromCache
+                if !stored { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(stored, "the rest was stored within 5 s")
+            let received = try await response.body.collect()
+            #expect(received.count == big.count)
+            #expect(byteDifference(received, big) == nil)
+        }
+    }
 }

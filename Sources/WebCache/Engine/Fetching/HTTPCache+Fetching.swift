@@ -206,7 +206,8 @@ extension HTTPCache {
     /// in this process waits for an entry on its way (``CacheStore/lookup(_:)``), so a request
     /// that follows the response finds it stored, and a miss is not held up by the index's
     /// transaction (nor by a checkpoint of its log, which syncs to disk). The
-    /// store gets `plan`'s bytes around the body (the rest of a part it combines with); a body
+    /// store gets `plan`'s bytes around the body (the rest of a part it combines with; the
+    /// readers get the bytes before it too when the plan says so); a body
     /// of another length than announced is not stored, except a 200 cut short, which is kept as
     /// the part that arrived (RFC 9111 §3.3), never served as complete.
     func pumpBody(
@@ -229,6 +230,9 @@ extension HTTPCache {
         // Not stored (not storable, or the writer could not start): past the budget the body
         // goes to a spill file.
         if writer == nil { body.spillWhenLarge(spill) }
+        // What the readers get of `before` comes first in the body they read, and in the file.
+        let beforeForReaders = plan.readersGetBefore ? plan.before.count : 0
+        if beforeForReaders > 0 { body.append(plan.before) }
         var received = 0
         var bodyKeptInFile = false
         do {
@@ -241,10 +245,10 @@ extension HTTPCache {
                     // Once the store's file has them, chunks need not all stay in memory.
                     if let writer, !writer.isAbandoned {
                         if !bodyKeptInFile, let written = writer.writtenBody() {
-                            body.keep(in: written, bodyStartsAt: plan.before.count)
+                            body.keep(in: written, bodyStartsAt: plan.before.count - beforeForReaders)
                             bodyKeptInFile = true
                         }
-                        if bodyKeptInFile { body.bodyInFile(upTo: received) }
+                        if bodyKeptInFile { body.bodyInFile(upTo: beforeForReaders + received) }
                     } else if writer != nil {
                         body.spillWhenLarge(spill)  // too large to store: the rest goes to a spill file
                     }

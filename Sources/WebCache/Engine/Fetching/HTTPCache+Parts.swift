@@ -17,6 +17,9 @@ struct StoringPlan: Sendable {
     var key: CacheKey?
     var before = Data()
     var after = Data()
+    /// Whether the readers get `before` too, ahead of the origin's body (a completed prefix: the
+    /// client is sent the whole); otherwise only the store gets it.
+    var readersGetBefore = false
     /// The length the body must have to be stored (`Content-Length`, or a part's range).
     var expectedLength: Int?
 }
@@ -168,7 +171,7 @@ extension HTTPCache {
                     request, head: clientHead, requestTime: requestTime, responseTime: responseTime,
                     removalMark: removalMark, policy: policy),
                 before: prefix, expectedLength: rest.range.count)
-            body.append(prefix)
+            plan.readersGetBefore = true
         } else if head.status.code == 200 {
             clientHead = head
             plan = StoringPlan(
