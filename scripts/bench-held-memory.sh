@@ -6,7 +6,11 @@
 #   2. `webcache preload` of a page with VIDEOS videos of VIDEO bytes (peak RSS);
 #   3. `webcache get` of one of those videos once stored (peak RSS);
 #   4. the proxy asked for the first two bytes of four videos (background completions, peak RSS);
-#   5. the proxy restarted, then asked for a 64 KB range in the middle of each (peak RSS).
+#   5. the proxy restarted, then asked for a 64 KB range in the middle of each (peak RSS);
+#   6. `webcache get` of a whole file of VIDEO bytes stored as a prefix of three quarters, which
+#      the cache completes (peak RSS);
+#   7. `webcache get` of a 64 KB range just past such a stored prefix, which combines with it;
+#   8. `webcache get` of a 64 KB range in the middle of a stored video, in a new process.
 # Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
 #   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
 set -euo pipefail
@@ -20,6 +24,7 @@ start_harness
 bin=${BINARY:-$bin}
 mkdir -p "$work/site"
 for ((i = 0; i < VIDEOS; i++)); do head -c "$VIDEO" /dev/urandom >"$work/site/v$i.webm"; done
+for i in 0 1; do head -c "$VIDEO" /dev/urandom >"$work/site/p$i.bin"; done
 python3 -c "import sys; print('<html><body>' + ''.join(f'<video src=\"/v{i}.webm\"></video>' for i in range(int(sys.argv[1]))) + '</body></html>')" \
   "$VIDEOS" >"$work/site/index.html"
 
@@ -40,7 +45,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
         start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
         self.send_response(206 if ranged else 200)
         if ranged: self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Type", "text/html" if path.endswith(".html") else "video/webm")
+        kind = {".html": "text/html", ".webm": "video/webm"}.get(os.path.splitext(path)[1], "application/octet-stream")
+        self.send_header("Content-Type", kind)
         self.send_header("Cache-Control", "max-age=3600"); self.send_header("ETag", f'"{size}"')
         self.send_header("Content-Length", str(end - start + 1)); self.end_headers()
         with open(path, "rb") as body:
@@ -138,3 +144,10 @@ proxy "$port"
 middle=$((VIDEO / 2))
 echo "5. after a restart, a 64 KB range in the middle of each: $(python3 "$work/clients.py" ranges "$port" "$proxy_pid" "bytes=$middle-$((middle + 65535))" /v0.webm /v1.webm /v2.webm /v3.webm)"
 stop_proxy
+rm -rf "$work/cache"
+prefix=$((VIDEO * 3 / 4))
+for i in 0 1; do "$bin" get -r "0-$((prefix - 1))" "$origin/p$i.bin" --cache-dir "$work/cache" >/dev/null; done
+echo "6. get of a whole file stored as a prefix of $prefix bytes: $(python3 "$work/clients.py" peak "$bin" get "$origin/p0.bin" --cache-dir "$work/cache")"
+echo "7. get of 64 KB just past such a prefix: $(python3 "$work/clients.py" peak "$bin" get -r "$prefix-$((prefix + 65535))" "$origin/p1.bin" --cache-dir "$work/cache")"
+"$bin" get "$origin/v1.webm" --cache-dir "$work/cache" >/dev/null
+echo "8. get of 64 KB in the middle of a stored video: $(python3 "$work/clients.py" peak "$bin" get -r "$middle-$((middle + 65535))" "$origin/v1.webm" --cache-dir "$work/cache")"

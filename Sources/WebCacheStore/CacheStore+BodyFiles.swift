@@ -45,10 +45,12 @@ extension CacheStore {
     }
 
     /// The bytes `range` of `entry`'s body (within its size), for a range request: read from
-    /// the file alone when this process has verified it, otherwise by ``readBody(_:)``, which
-    /// verifies the whole body (and removes a broken entry).
+    /// the file alone, once this process has verified it — a chunk at a time the first time, so
+    /// that a range costs its own size in memory, not the body's (a broken body is removed and
+    /// this throws); an inline body by ``readBody(_:)``.
     public func readBody(_ entry: CacheEntry, range: Range<Int>) throws -> Data {
         let range = range.clamped(to: 0..<entry.bodySize)
+        if entry.body.file != nil, !hasVerifiedBodyFile(entry) { _ = try openBody(entry, chunkSize: 1) }
         if let file = openVerifiedBodyFile(entry) {
             let data = try POSIX.readAt(file.descriptor, offset: range.lowerBound, count: range.count)
             guard data.count == range.count else {

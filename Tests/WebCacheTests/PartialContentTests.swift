@@ -10,9 +10,13 @@ import WebCacheTestSupport
 struct PartialContentTests {
     static let body = MediaFixture.media
 
-    /// `/data.bin`: 200,000 bytes, ranges answered one at a time, with the entity tag `tag` gives.
-    static func routeRanged(_ origin: TestOrigin, tag: @escaping @Sendable () -> String = { "\"d1\"" }) {
-        origin.route("/data.bin") { request in
+    /// `path` (`/data.bin`: ``body``, 200,000 bytes), ranges answered one at a time, with the
+    /// entity tag `tag` gives.
+    static func routeRanged(
+        _ origin: TestOrigin, path: String = "/data.bin", body: Data = body,
+        tag: @escaping @Sendable () -> String = { "\"d1\"" }
+    ) {
+        origin.route(path) { request in
             let headers = [
                 ("Content-Type", "application/octet-stream"), ("Cache-Control", "max-age=600"), ("ETag", tag()),
             ]
@@ -262,34 +266,80 @@ struct PartialContentTests {
     func completedPrefixReadLate() async throws {
         // Larger than BodyBroadcast's 256 KiB budget, so that chunks are let go to the store's
         // file before the client reads them and are read back from it.
-        let big = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 16) })
         try await EngineHarness.run(rules: .shared) { h in
-            h.origin.route("/late.bin") { request in
-                let headers = [("Cache-Control", "max-age=600"), ("ETag", "\"l1\"")]
-                guard let piece = rangedPiece(of: big, for: request.header("Range")) else {
-                    return TestOrigin.Response(headers: headers, body: big)
-                }
-                return TestOrigin.Response(
-                    status: 206, headers: headers + [("Content-Range", piece.contentRange)],
-                    body: big.subdata(in: piece.range))
-            }
-            _ = try await h.get("/late.bin", ["Range: bytes=0-999999"])
+            Self.routeBig(h.origin)
+            _ = try await h.get("/big.bin", ["Range: bytes=0-999999"])
             await h.cache.waitForBackgroundWork()
             let response = try await h.cache.streamingResponse(
-                for: Fixtures.request(.get, h.origin.url("/late.bin").absoluteString, []))
+                for: Fixtures.request(.get, h.origin.url("/big.bin").absoluteString, []))
             #expect(response.head.status.code == 200 && response.cacheStatus.forward == .partial)
             // The rest is stored once it has all arrived: only then does the client start reading.
             var stored = false
             for _ in 0..<250 where !stored {
                 let tail = try await h.get(
-                    "/late.bin", ["Range: bytes=2999000-2999999", "Cache-Control: only-if-cached"])
+                    "/big.bin", ["Range: bytes=2999000-2999999", "Cache-Control: only-if-cached"])
                 stored = tail.isFromCache
                 if !stored { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(stored, "the rest was stored within 5 s")
             let received = try await response.body.collect()
-            #expect(received.count == big.count)
-            #expect(byteDifference(received, big) == nil)
+            #expect(received.count == Self.bigBody.count)
+            #expect(byteDifference(received, Self.bigBody) == nil)
+        }
+    }
+
+    /// `/big.bin`: ``bigBody``, ranges answered one at a time.
+    static func routeBig(_ origin: TestOrigin) {
+        routeRanged(origin, path: "/big.bin", body: bigBody)
+    }
+
+    static let bigBody = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
+
+    @Test(
+        "in a process that has not read the stored part yet, a range just past it combines with it, copied from its file byte for byte"
+    )
+    func combinedFromUncheckedFile() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            Self.routeBig(h.origin)
+            _ = try await h.get("/big.bin", ["Range: bytes=0-1499999"])
+            try await h.withAnotherCache(after: ["/big.bin"]) { other in
+                let url = h.origin.url("/big.bin").absoluteString
+                let next = try await other.response(for: Fixtures.request(.get, url, ["Range: bytes=1500000-1599999"]))
+                #expect(!next.isFromCache && next.body == Self.bigBody.subdata(in: 1_500_000..<1_600_000))
+                await other.waitForBackgroundWork()
+                let across = try await other.response(
+                    for: Fixtures.request(.get, url, ["Range: bytes=1400000-1549999", "Cache-Control: only-if-cached"]))
+                #expect(across.isFromCache, "the two parts were stored as one, 0-1599999")
+                #expect(byteDifference(across.body, Self.bigBody.subdata(in: 1_400_000..<1_550_000)) == nil)
+                let first = try await other.response(
+                    for: Fixtures.request(.get, url, ["Range: bytes=0-99999", "Cache-Control: only-if-cached"]))
+                #expect(byteDifference(first.body, Self.bigBody.subdata(in: 0..<100_000)) == nil)
+            }
+            #expect(h.origin.count("/big.bin") == 2)
+        }
+    }
+
+    @Test("a stored part found corrupt when a range past it arrives: the range is answered, and stored alone")
+    func corruptNeighbour() async throws {
+        try await EngineHarness.run(rules: .shared) { h in
+            Self.routeBig(h.origin)
+            _ = try await h.get("/big.bin", ["Range: bytes=0-1499999"])
+            await h.cache.waitForBackgroundWork()
+            try h.corruptBodyFile(at: 700_000)
+            try await h.withAnotherCache(after: ["/big.bin"]) { other in
+                let url = h.origin.url("/big.bin").absoluteString
+                let next = try await other.response(for: Fixtures.request(.get, url, ["Range: bytes=1500000-1599999"]))
+                #expect(next.head.status.code == 206)
+                #expect(byteDifference(next.body, Self.bigBody.subdata(in: 1_500_000..<1_600_000)) == nil)
+                await other.waitForBackgroundWork()
+                #expect(other.counters.storeProblems >= 1)
+                let stored = try await other.response(
+                    for: Fixtures.request(.get, url, ["Range: bytes=1550000-1559999", "Cache-Control: only-if-cached"]))
+                #expect(stored.isFromCache && stored.body == Self.bigBody.subdata(in: 1_550_000..<1_560_000))
+                let gone = try await other.response(
+                    for: Fixtures.request(.get, url, ["Range: bytes=0-99", "Cache-Control: only-if-cached"]))
+                #expect(gone.head.status.code == 504, "no byte of the corrupt part is served")
+            }
         }
     }
 }

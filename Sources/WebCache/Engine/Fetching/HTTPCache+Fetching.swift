@@ -220,10 +220,8 @@ extension HTTPCache {
         if let storing = plan.storing {
             do {
                 writer = try plan.key.map { store.makeWriter(for: storing, key: $0) } ?? store.makeWriter(for: storing)
-                if !plan.before.isEmpty { try writer?.write(plan.before) }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
-                writer?.cancel()
                 writer = nil
             }
         }
@@ -231,33 +229,58 @@ extension HTTPCache {
         // goes to a spill file.
         if writer == nil { body.spillWhenLarge(spill) }
         // What the readers get of `before` comes first in the body they read, and in the file.
-        let beforeForReaders = plan.readersGetBefore ? plan.before.count : 0
-        if beforeForReaders > 0 { body.append(plan.before) }
-        var received = 0
+        let beforeCount = plan.before?.count ?? 0
+        let beforeForReaders = plan.readersGetBefore ? beforeCount : 0
+        var forReaders = 0
         var bodyKeptInFile = false
+        /// Writes `chunk` to the store; once the store's file has them, chunks the readers got
+        /// need not all stay in memory. A failed write stops storing, not the answer.
+        func write(_ chunk: Data) {
+            do {
+                try writer?.write(chunk)
+                if let writer, !writer.isAbandoned {
+                    if !bodyKeptInFile, let written = writer.writtenBody() {
+                        body.keep(in: written, bodyStartsAt: beforeCount - beforeForReaders)
+                        bodyKeptInFile = true
+                    }
+                    if bodyKeptInFile { body.bodyInFile(upTo: forReaders) }
+                } else if writer != nil {
+                    body.spillWhenLarge(spill)  // too large to store: the rest goes to a spill file
+                }
+            } catch {
+                storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
+                writer?.cancel()
+                writer = nil
+                body.spillWhenLarge(spill)
+            }
+        }
+        var received = 0
         do {
-            for try await chunk in chunks {
-                body.append(chunk)
-                received += chunk.count
-                count { $0.bytesFromOrigin += chunk.count }
+            if let before = plan.before {
                 do {
-                    try writer?.write(chunk)
-                    // Once the store's file has them, chunks need not all stay in memory.
-                    if let writer, !writer.isAbandoned {
-                        if !bodyKeptInFile, let written = writer.writtenBody() {
-                            body.keep(in: written, bodyStartsAt: plan.before.count - beforeForReaders)
-                            bodyKeptInFile = true
+                    try await copy(before) { chunk in
+                        if plan.readersGetBefore {
+                            body.append(chunk)
+                            forReaders += chunk.count
                         }
-                        if bodyKeptInFile { body.bodyInFile(upTo: beforeForReaders + received) }
-                    } else if writer != nil {
-                        body.spillWhenLarge(spill)  // too large to store: the rest goes to a spill file
+                        write(chunk)
                     }
                 } catch {
+                    // Bytes the readers get are a broken answer; bytes only the store gets are a
+                    // stored neighbour gone bad: the new part is not stored, but still answered.
+                    if plan.readersGetBefore { throw error }
                     storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                     writer?.cancel()
                     writer = nil
                     body.spillWhenLarge(spill)
                 }
+            }
+            for try await chunk in chunks {
+                body.append(chunk)
+                received += chunk.count
+                forReaders += chunk.count
+                count { $0.bytesFromOrigin += chunk.count }
+                write(chunk)
             }
             do {
                 if plan.expectedLength == nil || plan.expectedLength == received { body.arrivedWhole() }
@@ -267,7 +290,7 @@ extension HTTPCache {
                     )
                     writer?.cancel()
                 } else {
-                    if !plan.after.isEmpty { try writer?.write(plan.after) }
+                    if let after = plan.after, writer != nil { try await copy(after) { write($0) } }
                     let url = url
                     _ = try writer?.commitWithoutWaiting { [self] result in
                         if case .failure(let error) = result {
@@ -282,6 +305,7 @@ extension HTTPCache {
                     }
                 }
             } catch {
+                writer?.cancel()
                 notStored(error, "could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
             }
             await release()
@@ -290,6 +314,21 @@ extension HTTPCache {
             keepCutOff(writer, plan: plan, received: received, url: url)
             await release()
             body.fail(error)
+        }
+    }
+
+    /// Stored bytes copied at a time (a new part's neighbours in the part it combines with).
+    static let storedCopyChunk = 256 << 10
+
+    /// Hands `slice` to `each` a chunk at a time, letting other work run between chunks (a
+    /// stored part of many megabytes is copied on the caller's event loop).
+    private func copy(_ slice: StoredBodySlice, _ each: (Data) -> Void) async throws {
+        var offset = 0
+        while offset < slice.count {
+            let chunk = try slice.read(from: offset, upTo: Self.storedCopyChunk)
+            offset += chunk.count
+            each(chunk)
+            if offset < slice.count { await Task.yield() }
         }
     }
 

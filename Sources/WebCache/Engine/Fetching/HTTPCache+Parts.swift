@@ -8,15 +8,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What goes to the store with a body from the origin: the entry, the bytes to write before and
-/// after the body (the rest of a stored part it combines with), and the body's announced length.
+/// What goes to the store with a body from the origin: the entry, the stored bytes to write
+/// before and after the body (the rest of a stored part it combines with, read a chunk at a time
+/// as they are copied), and the body's announced length.
 struct StoringPlan: Sendable {
     var storing: NewEntry?
     /// The key of the stored request, when the fetch has it (then the store does not work it out
     /// again).
     var key: CacheKey?
-    var before = Data()
-    var after = Data()
+    var before: StoredBodySlice?
+    var after: StoredBodySlice?
     /// Whether the readers get `before` too, ahead of the origin's body (a completed prefix: the
     /// client is sent the whole); otherwise only the store gets it.
     var readersGetBefore = false
@@ -83,15 +84,18 @@ extension HTTPCache {
         }
         do {
             if held.range.lowerBound < part.range.lowerBound {
-                plan.before = try store.readBody(existing, range: 0..<(part.range.lowerBound - held.range.lowerBound))
+                plan.before = try store.slice(
+                    of: existing, range: 0..<(part.range.lowerBound - held.range.lowerBound))
             }
             if held.range.upperBound > part.range.upperBound {
-                plan.after = try store.readBody(
-                    existing,
+                plan.after = try store.slice(
+                    of: existing,
                     range: (part.range.upperBound - held.range.lowerBound)..<(held.range.upperBound
                         - held.range.lowerBound))
             }
         } catch {
+            plan.before = nil
+            plan.after = nil
             storeProblem("stored part of \(key) unusable, storing the new part alone: \(error)")
             return plan
         }
@@ -106,7 +110,7 @@ extension HTTPCache {
     /// A 200 cut short: the bytes that arrived are kept as a part (`0..<received` of the
     /// announced length), so that a later request completes it instead of fetching it all again.
     func keepCutOff(_ writer: BodyWriter?, plan: StoringPlan, received: Int, url: URL?) {
-        guard let writer, let head = plan.storing?.stored.response, head.status.code == 200, plan.before.isEmpty,
+        guard let writer, let head = plan.storing?.stored.response, head.status.code == 200, plan.before == nil,
             let length = plan.expectedLength, received > 0, received < length
         else {
             writer?.cancel()
@@ -130,9 +134,9 @@ extension HTTPCache {
         _ request: HTTPRequest, entry: CacheEntry, part: ContentRange, key: CacheKey, url: URL,
         policy: CachePolicy, interim: InterimResponseHandler?
     ) async throws -> CacheResponse {
-        let prefix: Data
+        let prefix: StoredBodySlice
         do {
-            prefix = try store.readBody(entry)
+            prefix = try store.slice(of: entry, range: 0..<entry.bodySize)
         } catch {
             storeProblem("stored part of \(key) unusable, fetching it whole: \(error)")
             return try await fetchAndRespond(
