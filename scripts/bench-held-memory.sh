@@ -10,7 +10,9 @@
 #   6. `webcache get` of a whole file of VIDEO bytes stored as a prefix of three quarters, which
 #      the cache completes (peak RSS);
 #   7. `webcache get` of a 64 KB range just past such a stored prefix, which combines with it;
-#   8. `webcache get` of a 64 KB range in the middle of a stored video, in a new process.
+#   8. `webcache get` of a 64 KB range in the middle of a stored video, in a new process;
+#   9. a POST through the proxy answered with a video's bytes (as an export or a stream of
+#      events is): when its first bytes reach the client, and the proxy's peak RSS.
 # Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
 #   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
 set -euo pipefail
@@ -37,9 +39,10 @@ class Origin(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         left = int(self.headers.get("Content-Length", 0))
         while left > 0: left -= len(self.rfile.read(min(left, 1 << 20)))
+        if self.path.startswith("/export/"): return self.do_GET()
         self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
     def do_GET(self):
-        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        path = os.path.join(root, self.path.split("?")[0].removeprefix("/export").lstrip("/"))
         size = os.path.getsize(path)
         ranged = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
         start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
@@ -99,6 +102,20 @@ elif mode == "ranges":
     for t in threads: t.join()
     time.sleep(3)  # completions started in the background run on
     print(f"RSS {start} MB, peak {rss(pid, 'VmHWM')} MB; answers {sorted(codes)}")
+elif mode == "post":
+    port, pid, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    start, began = rss(pid), time.monotonic()
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+    head, received, first = bytearray(), 0, None
+    while chunk := s.recv(1 << 16):
+        if first is None:
+            head += chunk
+            if b"\r\n\r\n" in head and len(head) > head.index(b"\r\n\r\n") + 4:
+                first = time.monotonic() - began
+        received += len(chunk)
+    status = head.split(b" ")[1].decode() if head else "none"
+    print(f"{status}, first body bytes after {first or 0:.2f} s, {received >> 20} MB after {time.monotonic() - began:.2f} s; RSS {start} MB, peak {rss(pid, 'VmHWM')} MB")
 elif mode == "peak":
     done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(f"exit {done.returncode}, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MB")
@@ -151,3 +168,7 @@ echo "6. get of a whole file stored as a prefix of $prefix bytes: $(python3 "$wo
 echo "7. get of 64 KB just past such a prefix: $(python3 "$work/clients.py" peak "$bin" get -r "$prefix-$((prefix + 65535))" "$origin/p1.bin" --cache-dir "$work/cache")"
 "$bin" get "$origin/v1.webm" --cache-dir "$work/cache" >/dev/null
 echo "8. get of 64 KB in the middle of a stored video: $(python3 "$work/clients.py" peak "$bin" get -r "$middle-$((middle + 65535))" "$origin/v1.webm" --cache-dir "$work/cache")"
+port=$(free_port)
+proxy "$port"
+echo "9. a POST answered with $VIDEO bytes: $(python3 "$work/clients.py" post "$port" "$proxy_pid" /export/v0.webm)"
+stop_proxy

@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import Testing
+import WebCache
+import WebCacheTestSupport
+
+/// Responses the cache does not store — requests its policy leaves alone, unsafe methods — go
+/// to the client as they arrive, as misses do: a download starts at once, a stream of events
+/// flows, and a large body is never held whole.
+@Suite("Responses passed through uncached stream as they arrive")
+struct PassingThroughStreamsTests {
+    static let body = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ $0 >> 9) })
+
+    /// Sends `request` and reports whether its head and first bytes came while the origin held
+    /// the rest (waiting up to 5 s for them), then the whole body once the rest is let go.
+    static func firstBytesBeforeTheRest(
+        _ h: EngineHarness, _ request: HTTPRequest, rest: OriginGate
+    ) async throws -> (early: Bool, response: StreamingCacheResponse, body: Data) {
+        let early = NIOLockedValueBox(false)
+        let reading = Task {
+            let response = try await h.cache.streamingResponse(for: request)
+            var body = Data()
+            for try await chunk in response.body {
+                body.append(chunk)
+                early.withLockedValue { $0 = true }
+            }
+            return (response, body)
+        }
+        await rest.arrivals(1)
+        for _ in 0..<250 where !early.withLockedValue({ $0 }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let arrivedEarly = early.withLockedValue { $0 }
+        rest.open()
+        let (response, body) = try await reading.value
+        return (arrivedEarly, response, body)
+    }
+
+    @Test(
+        "a GET the policy does not cache (its host is not allowed): the first bytes come before the rest, and nothing is stored"
+    )
+    func notAllowed() async throws {
+        let policy = CachePolicy(allow: .init(hosts: ["allowed.example"]))
+        try await EngineHarness.run(policy: policy) { h in
+            let rest = h.origin.routeHeldBody("/download", Self.body, sendingFirst: 100_000)
+            let request = HTTPRequest(method: .get, url: h.origin.url("/download"))
+            let (early, response, body) = try await Self.firstBytesBeforeTheRest(h, request, rest: rest)
+            #expect(early, "nothing reached the caller before the origin sent the rest")
+            #expect(response.cacheStatus.forward == .bypass)
+            #expect(body == Self.body)
+            let again = try await h.get("/download")
+            #expect(!again.isFromCache && again.body == Self.body)
+            #expect(h.origin.count("/download") == 2)
+        }
+    }
+
+    @Test("a POST answered with a stream of events: the first events come before the rest, and the URL is invalidated")
+    func post() async throws {
+        try await EngineHarness.run { h in
+            h.origin.route("/feed") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Data("stored".utf8))
+            }
+            _ = try await h.get("/feed")
+            let rest = h.origin.routeHeldBody("/feed", Self.body, sendingFirst: 100_000)
+            var request = HTTPRequest(method: .post, url: h.origin.url("/feed"))
+            request.headerFields[.contentType] = "application/json"
+            let (early, response, body) = try await Self.firstBytesBeforeTheRest(h, request, rest: rest)
+            #expect(early, "nothing reached the caller before the origin sent the rest")
+            #expect(response.cacheStatus.forward == .method)
+            #expect(body == Self.body)
+            let after = try await h.get("/feed")
+            #expect(!after.isFromCache, "the POST invalidated the stored GET")
+        }
+    }
+}
