@@ -318,4 +318,33 @@ extension String {
     func firstLine(containing text: String) -> String? {
         split(separator: "\r\n").first { $0.contains(text) }.map(String.init)
     }
+
+    @Test(
+        "a whole answer larger than the socket takes at once, to a client that sends Connection: close, arrives whole before the connection closes (a revalidation's new 200)"
+    )
+    func wholeAnswerBeforeClose() async throws {
+        try await TestOrigin.with { origin in
+            let version = Locked(0)
+            let body = String(repeating: "0123456789", count: 300_000) + "END"
+            origin.route("/changing") { _ in
+                let tag = version.withLock { value -> Int in
+                    value += 1
+                    return value
+                }
+                return .text(body, headers: [("Cache-Control", "no-cache"), ("ETag", "\"v\(tag)\"")])
+            }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                for expected in ["fwd=uri-miss", "fwd=stale", "fwd=stale"] {
+                    let answer = try await RawHTTPClient.exchange(
+                        port: port, "GET /changing HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                    // Not the answer itself in a failure's message: it is 3 MB.
+                    let status = answer.firstLine(containing: "Cache-Status") ?? ""
+                    let whole = answer.hasSuffix(body)
+                    #expect(status.contains(expected), "\(status)")
+                    #expect(whole, "\(answer.utf8.count) bytes, ending \(answer.suffix(20))")
+                }
+                #expect(origin.count("/changing") == 3)
+            }
+        }
+    }
 }

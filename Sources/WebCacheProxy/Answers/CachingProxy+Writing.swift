@@ -12,9 +12,10 @@ import Foundation
 #endif
 
 extension CachingProxy {
-    /// Writes a response: a whole body in one trip to the event loop, a body still arriving
-    /// chunk by chunk as it arrives (with the origin's `Content-Length`, or chunked). A body
-    /// that fails half-way closes the connection, so the client sees it was cut short. Returns
+    /// Writes a response: a whole body in one trip to the event loop (waiting for it to be
+    /// written when the connection closes after it), a body still arriving chunk by chunk as it
+    /// arrives (with the origin's `Content-Length`, or chunked). A body that fails half-way
+    /// closes the connection, so the client sees it was cut short. Returns
     /// the body's stream when the answer was over before the stream ended (its length all
     /// written, the entry not yet committed): the connection waits for it before the answer
     /// after next, so that a client cannot run ahead of the store by more than one answer.
@@ -24,11 +25,15 @@ extension CachingProxy {
         method: NIOHTTP1.HTTPMethod
     ) async -> UnendedBody? {
         guard case .arriving(let stream) = response.body else {
+            // A connection that closes after the answer waits for it to be written: closing
+            // drops what the socket has not taken yet.
+            let written = persistence.keepsAlive ? nil : channel.eventLoop.makePromise(of: Void.self)
             channel.eventLoop.execute { [self] in
                 send(
                     encode(response, allocator: channel.allocator, persistence: persistence, method: method),
-                    to: channel, flush: true)
+                    to: channel, flush: true, written: written)
             }
+            try? await written?.futureResult.get()
             return nil
         }
         let framing = framing(of: response, method: method)
