@@ -59,4 +59,56 @@ struct ProxyProcessTests {
             "\(capped)")
         #expect(capped.contains("listening on"))
     }
+
+    /// Runs `body` with the port of `webcache proxy` started with `flags` in front of `upstream`,
+    /// then stops it with SIGTERM.
+    static func withProxy(
+        upstream: String, _ flags: [String], _ body: (Int) async throws -> Void
+    ) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let log = directory.url.appendingPathComponent("proxy.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = WebCacheProcess.executable
+        process.arguments =
+            ["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--cache-dir", directory.url.path + "/cache"]
+            + flags
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port: Int?
+        for _ in 0..<200 where port == nil && process.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+            let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            port = logged.components(separatedBy: "listening on 127.0.0.1:").dropFirst().first
+                .flatMap { Int($0.prefix { $0.isNumber }) }
+        }
+        let logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let listening = try #require(port, "the proxy did not start: \(logged)")
+        try await body(listening)
+        process.terminate()
+        await onOwnThread { process.waitUntilExit() }
+    }
+
+    @Test(
+        "--max-response-size cuts a longer body at the origin, so the client sees it end early; by default it goes whole"
+    )
+    func maximumResponseSize() async throws {
+        try await TestOrigin.with { origin in
+            let body = String(repeating: "0123456789", count: 200_000)
+            origin.route("/large") { _ in .text(body, headers: [("Cache-Control", "no-store")]) }
+            let upstream = "http://127.0.0.1:\(origin.url("/").port ?? 0)"
+            for (flags, whole) in [(["--max-response-size", "1000000"], false), ([], true)] {
+                try await Self.withProxy(upstream: upstream, flags) { port in
+                    let answer = try await RawHTTPClient.exchange(
+                        port: port, "GET /large HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                    // Not the answer itself in a failure's message: it is 2 MB.
+                    let received = answer.hasSuffix(body)
+                    #expect(received == whole, "\(flags): \(answer.utf8.count) bytes")
+                    #expect(answer.hasPrefix("HTTP/1.1 200"))
+                }
+            }
+        }
+    }
 }
