@@ -347,4 +347,41 @@ extension String {
             }
         }
     }
+
+    @Test(
+        "an HTTP/1.0 client gets a body the origin sent chunked without chunked framing, until the close; HEAD of the stored response gives its length"
+    )
+    func unknownLengthToHTTP10() async throws {
+        try await TestOrigin.with { origin in
+            let body = String(repeating: "abcdefghij", count: 30_000) + "END"
+            for path in ["/chunked", "/also-chunked"] {
+                origin.route(path) { _ in
+                    var response = TestOrigin.Response.text(body, headers: [("Cache-Control", "max-age=600")])
+                    response.chunked = true
+                    return response
+                }
+            }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                // Misses: the body's length is not known when its head goes out; the connection
+                // closes after it even when the client asked to keep it.
+                for request in [
+                    "GET /chunked HTTP/1.0\r\nHost: test\r\n\r\n",
+                    "GET /also-chunked HTTP/1.0\r\nHost: test\r\nConnection: keep-alive\r\n\r\n",
+                ] {
+                    let answer = try await RawHTTPClient.exchange(port: port, request)
+                    let head = answer.components(separatedBy: "\r\n\r\n").first ?? ""
+                    let whole = answer.hasSuffix("\r\n\r\n" + body)
+                    #expect(whole, "\(answer.utf8.count) bytes: \(head)")
+                    #expect(!head.contains("Transfer-Encoding"), "\(head)")
+                    #expect(head.contains("Connection: close"), "\(head)")
+                }
+                for version in ["1.0", "1.1"] {
+                    let answer = try await RawHTTPClient.exchange(
+                        port: port, "HEAD /chunked HTTP/\(version)\r\nHost: test\r\nConnection: close\r\n\r\n")
+                    #expect(answer.contains("Content-Length: \(body.utf8.count)\r\n"), "\(answer)")
+                    #expect(answer.contains("; hit"), "\(answer)")
+                }
+            }
+        }
+    }
 }

@@ -140,7 +140,8 @@ struct StreamedAnswerTests {
             let response = ProxyResponse(
                 head: Self.answer("small body", chunked: chunked).head,
                 body: .arriving(ResponseBodyStream(Data("small body".utf8))))
-            await server.proxy.write(response, to: channel, persistence: .keepAlive, method: .GET)
+            let framing = server.proxy.framing(of: response, method: .GET, version: .http1_1)
+            await server.proxy.write(response, framing: framing, to: channel, persistence: .keepAlive, method: .GET)
             var writes: [String] = []
             while let buffer = try await channel.readOutbound(as: ByteBuffer.self) {
                 writes.append(String(buffer: buffer))
@@ -149,6 +150,24 @@ struct StreamedAnswerTests {
             #expect(writes.first?.hasSuffix(expectedEnd) == true, "head and body together: \(writes)")
             #expect(writes.count == (chunked ? 2 : 1), "then the last chunk of a chunked body: \(writes)")
             if chunked { #expect(writes.last == "0\r\n\r\n") }
+            _ = try await channel.finish()
+        }
+    }
+
+    @Test("a streamed body of unknown length goes to an HTTP/1.0 client without chunked framing, until the close")
+    func unknownLengthToHTTP10() async throws {
+        try await SocketlessProxy.with { server in
+            let channel = NIOAsyncTestingChannel()
+            let response = ProxyResponse(
+                head: Self.answer("small body", chunked: true).head,
+                body: .arriving(ResponseBodyStream(Data("small body".utf8))))
+            let framing = server.proxy.framing(of: response, method: .GET, version: .http1_0)
+            #expect(framing == .untilClose)
+            await server.proxy.write(response, framing: framing, to: channel, persistence: .close, method: .GET)
+            var written = ""
+            while let buffer = try await channel.readOutbound(as: ByteBuffer.self) { written += String(buffer: buffer) }
+            #expect(written.hasSuffix("Connection: close\r\n\r\nsmall body"), "\(written)")
+            #expect(!written.contains("Transfer-Encoding") && !written.contains("Content-Length"), "\(written)")
             _ = try await channel.finish()
         }
     }

@@ -21,7 +21,7 @@ extension CachingProxy {
     /// after next, so that a client cannot run ahead of the store by more than one answer.
     @discardableResult
     func write(
-        _ response: ProxyResponse, to channel: any Channel, persistence: ConnectionPersistence,
+        _ response: ProxyResponse, framing: BodyFraming, to channel: any Channel, persistence: ConnectionPersistence,
         method: NIOHTTP1.HTTPMethod
     ) async -> UnendedBody? {
         guard case .arriving(let stream) = response.body else {
@@ -36,7 +36,6 @@ extension CachingProxy {
             try? await written?.futureResult.get()
             return nil
         }
-        let framing = framing(of: response, method: method)
         metrics.countResponse(status: response.head.status.code)
         var buffer = channel.allocator.buffer(capacity: 1024)
         buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
@@ -165,14 +164,33 @@ extension CachingProxy {
         return sent
     }
 
+    /// How the body of `response` goes on the wire to a client speaking `version`: as
+    /// ``framing(of:method:)`` says, except that a body of unknown length goes to an HTTP/1.0
+    /// client until the connection closes, as it cannot take chunked (RFC 9112 §6.1).
+    func framing(of response: ProxyResponse, method: NIOHTTP1.HTTPMethod, version: HTTPVersion) -> BodyFraming {
+        let framing = framing(of: response, method: method)
+        return framing == .chunked && version.major == 1 && version.minor == 0 ? .untilClose : framing
+    }
+
     /// How the body of `response` goes on the wire: none where none may follow (HEAD, 1xx, 204,
-    /// 304: the stored `Content-Length` is kept, except on 1xx and 204), the length of a whole
-    /// body, the origin's `Content-Length` for a body still arriving, or chunked without one.
+    /// 304: the stored `Content-Length` is kept, except on 1xx and 204; HEAD without one gets the
+    /// length of a body at hand), the length of a whole body, the origin's `Content-Length` for
+    /// a body still arriving, or chunked without one.
     private func framing(of response: ProxyResponse, method: NIOHTTP1.HTTPMethod) -> BodyFraming {
         let code = response.head.status.code
         guard method != .HEAD && code != 204 && code != 304 && code >= 200 else {
             if code < 200 || code == 204 { return .none(contentLength: nil) }
-            return .none(contentLength: response.head.headerFields[.contentLength] ?? (code == 304 ? nil : "0"))
+            if let length = response.head.headerFields[.contentLength] { return .none(contentLength: length) }
+            // HEAD: the length a GET would get when the body is at hand, else none (not 0, which
+            // would say the body is empty).
+            switch response.body {
+            case .whole(let body) where method == .HEAD && code != 304 && !body.isEmpty:
+                return .none(contentLength: String(body.count))
+            case .file(let file) where method == .HEAD && code != 304:
+                return .none(contentLength: String(file.size))
+            default:
+                return .none(contentLength: nil)
+            }
         }
         switch response.body {
         case .file(let file): return .length(file.size)

@@ -11,6 +11,9 @@ enum BodyFraming: Sendable, Equatable {
     case chunked
     /// No body may follow (HEAD, 1xx, 204, 304); the stored `Content-Length`, if any, is kept.
     case none(contentLength: String?)
+    /// No length known, to a client that cannot take chunked (HTTP/1.0, RFC 9112 §6.1): the body
+    /// runs until the connection closes (RFC 9112 §6.3), which it does after it.
+    case untilClose
 }
 
 /// Whether the connection stays open after a response, and whether the response says so.
@@ -91,6 +94,8 @@ extension ByteBuffer {
                 writeString(contentLength)
                 writeStaticString("\r\n")
             }
+        case .untilClose:
+            break
         }
         switch persistence {
         case .close: writeStaticString("Connection: close\r\n")

@@ -306,7 +306,11 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     to: request, url: url, body: body, interim: interim?.handler, trip: decidedTrip)
                 interim?.close()
             }
-            let unended = await proxy.write(response, to: channel, persistence: persistence, method: head.method)
+            let framing = proxy.framing(of: response, method: head.method, version: head.version)
+            // A body that runs until the close ends the connection.
+            let persistence = framing == .untilClose ? .close : persistence
+            let unended = await proxy.write(
+                response, framing: framing, to: channel, persistence: persistence, method: head.method)
             if let previous = await ProxyHTTPHandler.swapUnended(unended, of: loopBound) {
                 await previous.ended()
             }

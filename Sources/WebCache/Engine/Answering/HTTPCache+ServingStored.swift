@@ -86,8 +86,14 @@ extension HTTPCache {
                 head = serving.response
                 head.headerFields[serving.agePosition] = HTTPField(name: .age, value: String(decision.age))
                 switch ranges {
+                case .whole where request.method == .head:
+                    // The fields a GET would get (RFC 9110 §9.3.2), its length among them when the
+                    // origin sent none (a chunked response).
+                    if head.headerFields[.contentLength] == nil {
+                        head.headerFields[.contentLength] = String(entry.bodySize)
+                    }
                 case .whole:
-                    if !sendsFile && request.method != .head { body = try store.readBody(entry) }
+                    if !sendsFile { body = try store.readBody(entry) }
                 case .unsatisfiable:
                     head = rules.unsatisfiableRangeHead(head, length: length)
                 case .partial(let pieces) where pieces.count == 1:
