@@ -86,6 +86,9 @@ public final class TestOrigin: @unchecked Sendable {
     /// The port, once started.
     public private(set) var port = 0
 
+    /// The port held once stopped (``HeldPort``).
+    private var heldPort: HeldPort?
+
     /// TLS, for an `https://` origin.
     public let tls: TestTLS?
 
@@ -116,6 +119,8 @@ public final class TestOrigin: @unchecked Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // So that a stopped origin can hold its port (HeldPort) before it stops listening.
+            .serverChannelOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_REUSEPORT)), value: 1)
             .childChannelInitializer { [self] channel in
                 channels.track(channel)
                 return channel.eventLoop.makeCompletedFuture {
@@ -139,8 +144,11 @@ public final class TestOrigin: @unchecked Sendable {
         await channels.closeConnections()
     }
 
-    /// Stops listening and drops every open connection, as an origin that goes away would.
+    /// Stops listening and drops every open connection, as an origin that goes away would: its
+    /// port refuses connections from then on, and no other server takes it (``HeldPort``).
     public func stop() async throws {
+        let held = port > 0 ? HeldPort(port) : nil
+        lock.withLock { heldPort = heldPort ?? held }
         try await channels.closeAll()
     }
 

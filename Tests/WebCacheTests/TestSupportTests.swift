@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import Testing
 import WebCacheTestSupport
 
@@ -24,5 +26,22 @@ struct TestSupportTests {
         #expect(await inBackground { (1...100).reduce(0, +) } == 5050)
         struct Failure: Error {}
         await #expect(throws: Failure.self) { try await onOwnThread { () throws -> Int in throw Failure() } }
+    }
+
+    @Test("a stopped origin's port refuses connections, and no other server can take it")
+    func stoppedOriginHoldsItsPort() async throws {
+        let origin = TestOrigin()
+        try await origin.start()
+        let port = try #require(origin.url("/").port)
+        try await origin.stop()
+        await #expect(throws: (any Error).self) {
+            _ = try await RawHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", timeout: 2)
+        }
+        let other = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        await #expect(throws: (any Error).self) {
+            let taken = try await other.bind(host: "127.0.0.1", port: port).get()
+            try await taken.close()
+        }
     }
 }
