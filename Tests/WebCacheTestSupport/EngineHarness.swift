@@ -39,12 +39,12 @@ public struct EngineHarness: Sendable {
             await cache.waitForBackgroundWork()
         } catch {
             try? await network.shutdown()
-            try? await origin.stop()
+            try? await origin.stop(holdingPort: false)
             directory.remove()
             throw error
         }
         try await network.shutdown()
-        try await origin.stop()
+        try await origin.stop(holdingPort: false)
         directory.remove()
     }
 

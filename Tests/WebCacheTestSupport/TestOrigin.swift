@@ -107,10 +107,10 @@ public final class TestOrigin: @unchecked Sendable {
         try await origin.start()
         do {
             let result = try await body(origin)
-            try await origin.stop()
+            try await origin.stop(holdingPort: false)
             return result
         } catch {
-            try? await origin.stop()
+            try? await origin.stop(holdingPort: false)
             throw error
         }
     }
@@ -145,10 +145,11 @@ public final class TestOrigin: @unchecked Sendable {
     }
 
     /// Stops listening and drops every open connection, as an origin that goes away would: its
-    /// port refuses connections from then on, and no other server takes it (``HeldPort``).
-    public func stop() async throws {
-        let held = port > 0 ? HeldPort(port) : nil
-        lock.withLock { heldPort = heldPort ?? held }
+    /// port refuses connections from then on, and no other server takes it (``HeldPort``) —
+    /// until the end of the test lets it go (`holdingPort: false`).
+    public func stop(holdingPort: Bool = true) async throws {
+        let held = holdingPort && port > 0 ? HeldPort(port) : nil
+        lock.withLock { heldPort = holdingPort ? heldPort ?? held : nil }
         try await channels.closeAll()
     }
 
