@@ -384,4 +384,30 @@ extension String {
             }
         }
     }
+
+    @Test(
+        "a body delimited by the close that the origin cuts short ends in a reset, so its HTTP/1.0 client sees the cut"
+    )
+    func cutUntilCloseIsReset() async throws {
+        try await TestOrigin.with { origin in
+            let body = Data(repeating: UInt8(ascii: "x"), count: 300_000)
+            for (path, cut) in [("/whole", nil), ("/cut", 100_000)] as [(String, Int?)] {
+                origin.route(path) { _ in
+                    var response = TestOrigin.Response(headers: [("Cache-Control", "no-store")], body: body)
+                    response.chunked = true
+                    response.cutAfter = cut
+                    return response
+                }
+            }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let whole = try await RawHTTPClient.exchangeNotingReset(
+                    port: port, "GET /whole HTTP/1.0\r\nHost: test\r\n\r\n")
+                let wholeBody = whole.answer.hasSuffix("\r\n\r\n" + String(repeating: "x", count: 300_000))
+                #expect(!whole.reset && wholeBody)
+                let cut = try await RawHTTPClient.exchangeNotingReset(
+                    port: port, "GET /cut HTTP/1.0\r\nHost: test\r\n\r\n")
+                #expect(cut.reset, "\(cut.answer.utf8.count) bytes, then a plain close")
+            }
+        }
+    }
 }

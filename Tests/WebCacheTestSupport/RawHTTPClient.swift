@@ -134,8 +134,27 @@ public enum RawHTTPClient {
         #endif
     }
 
+    /// Like ``exchange(port:_:timeout:halfClose:)``, and says whether the server ended the
+    /// connection with a reset rather than a close (`ECONNRESET`: a cut the client can tell).
+    public static func exchangeNotingReset(port: Int, _ request: String, timeout: TimeInterval = 10)
+        async throws -> (answer: String, reset: Bool)
+    {
+        try await onOwnThread {
+            var reset = false
+            let answer = try blockingExchange(port: port, request, timeout: timeout, halfClose: false, reset: &reset)
+            return (answer, reset)
+        }
+    }
+
     static func blockingExchange(port: Int, _ request: String, timeout: TimeInterval, halfClose: Bool) throws -> String
     {
+        var reset = false
+        return try blockingExchange(port: port, request, timeout: timeout, halfClose: halfClose, reset: &reset)
+    }
+
+    private static func blockingExchange(
+        port: Int, _ request: String, timeout: TimeInterval, halfClose: Bool, reset: inout Bool
+    ) throws -> String {
         let fd = try connected(port: port, timeout: timeout)
         defer { _ = closeDescriptor(fd) }
         let bytes = Array(request.utf8)
@@ -150,6 +169,7 @@ public enum RawHTTPClient {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == ECONNRESET { reset = true }
             if count <= 0 { break }
             received.append(buffer, count: count)
         }

@@ -88,6 +88,11 @@ extension CachingProxy {
             if framing == .chunked { try await channel.writeAndFlush(ByteBuffer.lastChunk) }
         } catch {
             logger.debug("response cut short: \(error)")
+            // A body delimited by the close would look whole to its client after a plain close:
+            // a reset (SO_LINGER 0) says it was cut.
+            if framing == .untilClose, let socket = channel as? any SocketOptionProvider {
+                try? await socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
             try? await channel.close()
         }
         return nil
