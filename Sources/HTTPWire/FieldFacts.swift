@@ -12,6 +12,8 @@ struct FieldFacts {
     var sawTransferEncoding = false
     var chunkedCount = 0
     var lastCodingIsChunked = false
+    /// Transfer codings other than chunked (`gzip, chunked`): the proxy does not implement them.
+    var otherCodings = 0
     var connectionClose = false
     var connectionKeepAlive = false
     var connectionUpgrade = false
@@ -56,7 +58,7 @@ struct FieldFacts {
             var elements = 0
             Self.forEachElement(of: value) { coding in
                 let chunked = RequestHead.equalsIgnoringCase(coding, "chunked")
-                if chunked { chunkedCount += 1 }
+                if chunked { chunkedCount += 1 } else { otherCodings += 1 }
                 lastCodingIsChunked = chunked
                 elements += 1
             }
@@ -82,9 +84,9 @@ struct FieldFacts {
         contentLength = value.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
-    /// How the body is delimited (RFC 9112 §6.3): chunked when `Transfer-Encoding` ends in it
-    /// (never beside `Content-Length`, never in HTTP/1.0, §6.1), else the `Content-Length`, else
-    /// no body.
+    /// How the body is delimited (RFC 9112 §6.3): chunked when `Transfer-Encoding` is chunked
+    /// (never beside `Content-Length`, never in HTTP/1.0, never after another coding, which gets
+    /// 501: §6.1), else the `Content-Length`, else no body.
     func framing(version: HTTPVersion) throws -> RequestFraming {
         if sawTransferEncoding {
             guard version.minor >= 1 else {
@@ -96,6 +98,8 @@ struct FieldFacts {
             guard lastCodingIsChunked, chunkedCount == 1 else {
                 throw HTTPParseError.malformed("a Transfer-Encoding that does not end in chunked, once")
             }
+            // Its body would go on without the coding the origin needs to read it (RFC 9112 §6.1).
+            guard otherCodings == 0 else { throw HTTPParseError.unknownTransferCoding }
             return .chunked
         }
         return contentLength.map { .length($0) } ?? .none

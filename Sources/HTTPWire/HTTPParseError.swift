@@ -21,6 +21,10 @@ package struct HTTPParseError: Error, Equatable, CustomStringConvertible {
         Self(status: 501, reason: "the method \(method) is not implemented")
     }
 
+    /// A request body in a transfer coding other than chunked (501, RFC 9112 §6.1).
+    package static let unknownTransferCoding = Self(
+        status: 501, reason: "a transfer coding other than chunked is not implemented")
+
     /// A request line of another HTTP version than 1.0 or 1.1 (505, RFC 9110 §15.6.6).
     package static func unsupportedVersion(_ version: String) -> Self {
         Self(status: 505, reason: "HTTP/\(version) is not supported")

@@ -39,9 +39,9 @@ struct RequestParserTests {
         Accepted(
             rule: "a chunked body with extensions and trailers (§7.1)",
             bytes:
-                "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5;name=\"v a\"\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: t\r\n\r\nGET / HTTP/1.1\r\n\r\n",
+                "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;name=\"v a\"\r\nhello\r\n1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nX-Trailer: t\r\n\r\nGET / HTTP/1.1\r\n\r\n",
             requests: [
-                "POST /p HTTP/1.1 [\"Host: a\", \"Transfer-Encoding: gzip, chunked\"] body 31 ended true",
+                "POST /p HTTP/1.1 [\"Host: a\", \"Transfer-Encoding: chunked\"] body 31 ended true",
                 "GET / HTTP/1.1 [] body 0 ended true",
             ]),
         Accepted(
@@ -123,6 +123,9 @@ struct RequestParserTests {
         Refused(
             rule: "a Transfer-Encoding that does not end in chunked (§6.3)",
             bytes: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400),
+        Refused(
+            rule: "a transfer coding besides chunked, which the body would be forwarded without (§6.1)",
+            bytes: "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", status: 501),
         Refused(
             rule: "chunked twice (§7)",
             bytes: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",

@@ -94,6 +94,14 @@ struct ConnectionTableTests {
             steps: [.send("FROBNICATE /a HTTP/1.1\r\nHost: shop.test\r\n\r\n")],
             statuses: [501], closes: true),
         Row(
+            rule: "a body in a transfer coding besides chunked: 501, never forwarded without it (RFC 9112 §6.1)",
+            steps: [
+                .send(
+                    "POST /a HTTP/1.1\r\nHost: shop.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+                )
+            ],
+            statuses: [501], closes: true),
+        Row(
             rule: "a line that is not a request line, though it starts with a token: 400",
             steps: [.send("THIS IS NOT HTTP\r\n\r\n")], statuses: [400], closes: true),
         Row(
