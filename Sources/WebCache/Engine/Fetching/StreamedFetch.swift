@@ -1,0 +1,53 @@
+import HTTPTypes
+import WebCacheStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A miss in flight: the head, and the body as it arrives, shared by every request that joined.
+struct StreamedFetch: Sendable {
+    var head: HTTPResponse
+    var body: BodyBroadcast
+    var responseTime: Date
+    /// The entry being stored, when the response may be stored.
+    var storing: NewEntry?
+}
+
+/// What makes concurrent misses one fetch: the method, the URL, and the request fields that most
+/// often select variants, so that requests that would get different variants do not share one
+/// (a value, not a string built for each miss).
+struct FetchKey: Hashable, Sendable {
+    var method: HTTPRequest.Method
+    var url: String
+    var accept: String?
+    var acceptEncoding: String?
+    var acceptLanguage: String?
+    var authorization: String?
+    var cookie: String?
+    var range: String?
+
+    init(_ request: HTTPRequest, url: String) {
+        let fields = request.headerFields
+        method = request.method
+        self.url = url
+        accept = fields[.accept]
+        acceptEncoding = fields[.acceptEncoding]
+        acceptLanguage = fields[.acceptLanguage]
+        authorization = fields[.authorization]
+        cookie = fields[.cookie]
+        range = fields[.range]
+    }
+}
+
+/// The outcome of one origin exchange, shared by every request that joined it.
+struct FetchResult: Sendable {
+    var response: OriginResponse
+    var requestTime: Date
+    var responseTime: Date
+    var stored: CacheEntry?
+    /// For a revalidation answered 304: the refreshed entry.
+    var refreshed: CacheEntry?
+}
