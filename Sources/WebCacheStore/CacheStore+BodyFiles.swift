@@ -19,8 +19,15 @@ extension CacheStore {
     package func verifyBodyFile(_ entry: CacheEntry) -> Bool {
         if hasVerifiedBodyFile(entry) { return true }
         guard case .file = entry.body else { return false }
+        return (try? checkBodyFile(entry)) != nil
+    }
+
+    /// ``verifyBodyFile(_:)`` that says why: throws (and removes the entry) when `entry`'s body
+    /// file is unusable; does nothing for a body not in a file, or one checked already.
+    package func checkBodyFile(_ entry: CacheEntry) throws {
+        guard entry.body.file != nil, !hasVerifiedBodyFile(entry) else { return }
         // Opening checks the file; the reader itself is not needed (the chunk size is moot).
-        return (try? openBody(entry, chunkSize: 1)) != nil
+        _ = try openBody(entry, chunkSize: 1)
     }
 
     /// `entry`'s body file, open and read-only, for sending it without reading it into memory
@@ -50,7 +57,7 @@ extension CacheStore {
     /// this throws); an inline body by ``readBody(_:)``.
     public func readBody(_ entry: CacheEntry, range: Range<Int>) throws -> Data {
         let range = range.clamped(to: 0..<entry.bodySize)
-        if entry.body.file != nil, !hasVerifiedBodyFile(entry) { _ = try openBody(entry, chunkSize: 1) }
+        try checkBodyFile(entry)
         if let file = openVerifiedBodyFile(entry) {
             let data = try POSIX.readAt(file.descriptor, offset: range.lowerBound, count: range.count)
             guard data.count == range.count else {

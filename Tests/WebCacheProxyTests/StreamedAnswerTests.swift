@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import Testing
 import WebCache
 import WebCacheTestSupport
@@ -131,44 +132,44 @@ struct StreamedAnswerTests {
         }
     }
 
-    @Test(
-        "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
-        arguments: [false, true])
-    func arrivedChunksInOneWrite(chunked: Bool) async throws {
+    /// The writes of "small body", arrived whole from an origin that sent it chunked or with its
+    /// length, as the proxy streams it to a client speaking `version`, and the framing it chose.
+    static func writesOfSmallBody(
+        chunked: Bool, version: HTTPVersion, persistence: ConnectionPersistence
+    ) async throws -> (framing: BodyFraming, writes: [String]) {
         try await SocketlessProxy.with { server in
             let channel = NIOAsyncTestingChannel()
             let response = ProxyResponse(
                 head: Self.answer("small body", chunked: chunked).head,
                 body: .arriving(ResponseBodyStream(Data("small body".utf8))))
-            let framing = server.proxy.framing(of: response, method: .GET, version: .http1_1)
-            await server.proxy.write(response, framing: framing, to: channel, persistence: .keepAlive, method: .GET)
+            let framing = server.proxy.framing(of: response, method: .GET, version: version)
+            await server.proxy.write(response, framing: framing, to: channel, persistence: persistence, method: .GET)
             var writes: [String] = []
             while let buffer = try await channel.readOutbound(as: ByteBuffer.self) {
                 writes.append(String(buffer: buffer))
             }
-            let expectedEnd = chunked ? "\r\n\r\na\r\nsmall body\r\n" : "\r\n\r\nsmall body"
-            #expect(writes.first?.hasSuffix(expectedEnd) == true, "head and body together: \(writes)")
-            #expect(writes.count == (chunked ? 2 : 1), "then the last chunk of a chunked body: \(writes)")
-            if chunked { #expect(writes.last == "0\r\n\r\n") }
             _ = try await channel.finish()
+            return (framing, writes)
         }
+    }
+
+    @Test(
+        "a streamed body's chunks that have arrived go out with the head in one write, with its length or chunked",
+        arguments: [false, true])
+    func arrivedChunksInOneWrite(chunked: Bool) async throws {
+        let (_, writes) = try await Self.writesOfSmallBody(chunked: chunked, version: .http1_1, persistence: .keepAlive)
+        let expectedEnd = chunked ? "\r\n\r\na\r\nsmall body\r\n" : "\r\n\r\nsmall body"
+        #expect(writes.first?.hasSuffix(expectedEnd) == true, "head and body together: \(writes)")
+        #expect(writes.count == (chunked ? 2 : 1), "then the last chunk of a chunked body: \(writes)")
+        if chunked { #expect(writes.last == "0\r\n\r\n") }
     }
 
     @Test("a streamed body of unknown length goes to an HTTP/1.0 client without chunked framing, until the close")
     func unknownLengthToHTTP10() async throws {
-        try await SocketlessProxy.with { server in
-            let channel = NIOAsyncTestingChannel()
-            let response = ProxyResponse(
-                head: Self.answer("small body", chunked: true).head,
-                body: .arriving(ResponseBodyStream(Data("small body".utf8))))
-            let framing = server.proxy.framing(of: response, method: .GET, version: .http1_0)
-            #expect(framing == .untilClose)
-            await server.proxy.write(response, framing: framing, to: channel, persistence: .close, method: .GET)
-            var written = ""
-            while let buffer = try await channel.readOutbound(as: ByteBuffer.self) { written += String(buffer: buffer) }
-            #expect(written.hasSuffix("Connection: close\r\n\r\nsmall body"), "\(written)")
-            #expect(!written.contains("Transfer-Encoding") && !written.contains("Content-Length"), "\(written)")
-            _ = try await channel.finish()
-        }
+        let (framing, writes) = try await Self.writesOfSmallBody(chunked: true, version: .http1_0, persistence: .close)
+        let written = writes.joined()
+        #expect(framing == .untilClose)
+        #expect(written.hasSuffix("Connection: close\r\n\r\nsmall body"), "\(written)")
+        #expect(!written.contains("Transfer-Encoding") && !written.contains("Content-Length"), "\(written)")
     }
 }

@@ -188,13 +188,11 @@ extension CachingProxy {
             if let length = response.head.headerFields[.contentLength] { return .none(contentLength: length) }
             // HEAD: the length a GET would get when the body is at hand, else none (not 0, which
             // would say the body is empty).
+            guard method == .HEAD, code != 304 else { return .none(contentLength: nil) }
             switch response.body {
-            case .whole(let body) where method == .HEAD && code != 304 && !body.isEmpty:
-                return .none(contentLength: String(body.count))
-            case .file(let file) where method == .HEAD && code != 304:
-                return .none(contentLength: String(file.size))
-            default:
-                return .none(contentLength: nil)
+            case .whole(let body) where !body.isEmpty: return .none(contentLength: String(body.count))
+            case .file(let file): return .none(contentLength: String(file.size))
+            default: return .none(contentLength: nil)
             }
         }
         switch response.body {

@@ -28,8 +28,9 @@ package struct StoredBodySlice: Sendable {
         count = range.count
     }
 
-    /// At most `limit` bytes from `offset` in the slice (fewer only at its end).
+    /// At most `limit` bytes from `offset` in the slice (fewer only at its end; none past it).
     package func read(from offset: Int, upTo limit: Int) throws -> Data {
+        let offset = min(max(0, offset), count)
         let wanted = max(0, min(limit, count - offset))
         switch source {
         case .bytes(let bytes):
@@ -52,7 +53,7 @@ extension CacheStore {
     package func slice(of entry: CacheEntry, range: Range<Int>) throws -> StoredBodySlice {
         let range = range.clamped(to: 0..<entry.bodySize)
         guard entry.body.file != nil else { return StoredBodySlice(try readBody(entry, range: range)) }
-        if !hasVerifiedBodyFile(entry) { _ = try openBody(entry, chunkSize: 1) }
+        try checkBodyFile(entry)
         guard let file = openVerifiedBodyFile(entry) else {
             throw StoreError(.corruptBody, "the body file of \(entry.key) changed or went away")
         }

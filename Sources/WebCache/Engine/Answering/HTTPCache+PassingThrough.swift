@@ -105,15 +105,4 @@ extension HTTPCache {
         let content: CacheResponse.Content = request.method == .head ? .bytes(Data()) : .arriving(arriving)
         return CacheResponse(head: head, content: content, cacheStatus: status, url: url)
     }
-
-    /// A response from the origin, whole, as it goes to the client.
-    func originResponse(_ response: OriginResponse, request: HTTPRequest, url: URL, status: CacheStatus)
-        -> CacheResponse
-    {
-        var head = response.head
-        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
-        head.headerFields.appendCacheStatus(status)
-        let body = request.method == .head ? Data() : response.body
-        return CacheResponse(head: head, body: body, cacheStatus: status, url: url)
-    }
 }
