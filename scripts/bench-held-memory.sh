@@ -12,7 +12,9 @@
 #   7. `webcache get` of a 64 KB range just past such a stored prefix, which combines with it;
 #   8. `webcache get` of a 64 KB range in the middle of a stored video, in a new process;
 #   9. a POST through the proxy answered with a video's bytes (as an export or a stream of
-#      events is): when its first bytes reach the client, and the proxy's peak RSS.
+#      events is): when its first bytes reach the client, and the proxy's peak RSS;
+#  10. a GET through the proxy of a stored `no-cache` file of VIDEO bytes that has changed, so
+#      that its revalidation brings the new body: when its first bytes come, and the peak RSS.
 # Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
 #   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
 set -euo pipefail
@@ -32,7 +34,7 @@ python3 -c "import sys; print('<html><body>' + ''.join(f'<video src=\"/v{i}.webm
 
 # The origin: the site with ranges (one per request) and a sink for request bodies.
 cat >"$work/origin.py" <<'PY'
-import http.server, os, re, sys
+import http.server, os, re, sys, time
 root = sys.argv[2]
 class Origin(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -42,7 +44,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/export/"): return self.do_GET()
         self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
     def do_GET(self):
-        path = os.path.join(root, self.path.split("?")[0].removeprefix("/export").lstrip("/"))
+        path = os.path.join(root, re.sub(r"^/(export|changing)/", "/", self.path.split("?")[0]).lstrip("/"))
         size = os.path.getsize(path)
         ranged = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
         start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
@@ -50,7 +52,10 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if ranged: self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         kind = {".html": "text/html", ".webm": "video/webm"}.get(os.path.splitext(path)[1], "application/octet-stream")
         self.send_header("Content-Type", kind)
-        self.send_header("Cache-Control", "max-age=3600"); self.send_header("ETag", f'"{size}"')
+        if self.path.startswith("/changing/"):  # validated on every use, and new every time
+            self.send_header("Cache-Control", "no-cache"); self.send_header("ETag", f'"{time.monotonic_ns()}"')
+        else:
+            self.send_header("Cache-Control", "max-age=3600"); self.send_header("ETag", f'"{size}"')
         self.send_header("Content-Length", str(end - start + 1)); self.end_headers()
         with open(path, "rb") as body:
             body.seek(start); left = end - start + 1
@@ -59,7 +64,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args): pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Origin).serve_forever()
 PY
-# Clients: `bodies PORT PID CLIENTS SIZE`, `ranges PORT PID RANGE PATH…`, `peak COMMAND…`.
+# Clients: `bodies PORT PID CLIENTS SIZE`, `ranges PORT PID RANGE PATH…`, `first PORT PID METHOD PATH`,
+# `peak COMMAND…`.
 cat >"$work/clients.py" <<'PY'
 import resource, socket, subprocess, sys, threading, time
 def rss(pid, field="VmRSS"):
@@ -102,11 +108,11 @@ elif mode == "ranges":
     for t in threads: t.join()
     time.sleep(3)  # completions started in the background run on
     print(f"RSS {start} MB, peak {rss(pid, 'VmHWM')} MB; answers {sorted(codes)}")
-elif mode == "post":
-    port, pid, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+elif mode == "first":  # first PORT PID METHOD PATH: when the first body bytes come
+    port, pid, method, path = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     start, began = rss(pid), time.monotonic()
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+    s.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
     head, received, first = bytearray(), 0, None
     while chunk := s.recv(1 << 16):
         if first is None:
@@ -170,5 +176,10 @@ echo "7. get of 64 KB just past such a prefix: $(python3 "$work/clients.py" peak
 echo "8. get of 64 KB in the middle of a stored video: $(python3 "$work/clients.py" peak "$bin" get -r "$middle-$((middle + 65535))" "$origin/v1.webm" --cache-dir "$work/cache")"
 port=$(free_port)
 proxy "$port"
-echo "9. a POST answered with $VIDEO bytes: $(python3 "$work/clients.py" post "$port" "$proxy_pid" /export/v0.webm)"
+echo "9. a POST answered with $VIDEO bytes: $(python3 "$work/clients.py" first "$port" "$proxy_pid" POST /export/v0.webm)"
+stop_proxy
+port=$(free_port)
+proxy "$port"
+curl -sf -o /dev/null "http://127.0.0.1:$port/changing/v2.webm"
+echo "10. a stored no-cache file of $VIDEO bytes that changed: $(python3 "$work/clients.py" first "$port" "$proxy_pid" GET /changing/v2.webm)"
 stop_proxy

@@ -41,7 +41,7 @@ public final class HTTPCache: Sendable {
     let logger: Logger
     let reachabilitySettings: ReachabilitySettings?
     let configuredNetworkTimeout: Duration?
-    let fetches = InFlightFetches<String, FetchResult>()
+    let validations = InFlightFetches<String, ValidationResult>()
     let misses = InFlightFetches<FetchKey, StreamedFetch>()
     let countersBox = Locked(CacheCounters())
     let backgroundTasks = Locked([String: Task<Void, Never>]())

@@ -53,11 +53,11 @@ extension HTTPCache {
         guard !inBackground, let timeout = networkTimeout(under: policy),
             offlineAnswerAllowed(entry, request: request, policy: policy, now: clock())
         else {
-            let outcome: Result<(FetchResult, Bool), any Error>
+            let outcome: Result<(ValidationResult, Bool), any Error>
             do {
                 outcome = .success(
                     try await validationExchange(
-                        entry, request: request, decision: decision, policy: policy, admitted: admitted))
+                        entry, request: request, url: url, decision: decision, policy: policy, admitted: admitted))
             } catch {
                 outcome = .failure(error)
             }
@@ -67,7 +67,7 @@ extension HTTPCache {
         // A stored response could answer: the origin gets `timeout` to do better.
         let exchange = Task { [self] in
             try await validationExchange(
-                entry, request: request, decision: decision, policy: policy, admitted: admitted)
+                entry, request: request, url: url, decision: decision, policy: policy, admitted: admitted)
         }
         if let finished = await Deadline.result(of: exchange, within: timeout) {
             return try await respondToValidation(
@@ -88,46 +88,73 @@ extension HTTPCache {
             await exchange.result, entry: entry, request: request, url: url, decision: decision, policy: policy)
     }
 
-    /// The conditional exchange, shared by every request validating `entry` at the same time.
+    /// The conditional exchange, shared by every request validating `entry` at the same time; it
+    /// ends once the head is in (with a new response's first bytes; its body streams on).
     private func validationExchange(
-        _ entry: CacheEntry, request: HTTPRequest, decision: ReuseDecision, policy: CachePolicy, admitted: Bool
-    ) async throws -> (FetchResult, Bool) {
-        var validating = request
-        validating.method = .get
-        let conditional = rules.conditionalRequest(for: validating, revalidating: [entry.stored])
-        let getRequest = validating
-        return try await fetches.value(for: "validate \(entry.id)") { [self] in
-            let removalMark = store.removalMark
-            let (response, requestTime, responseTime) = try await exchange(conditional, body: nil, admitted: admitted)
-            if response.head.status == .notModified, rules.notModified(response.head, appliesTo: entry.stored) {
-                let updated = rules.updating(
-                    entry.stored, with: response.head, requestTime: requestTime, responseTime: responseTime)
-                var refreshed = entry
-                refreshed.stored = updated
-                do {
-                    refreshed = try store.updateHead(of: entry, with: updated)
-                } catch {
-                    storeProblem("could not refresh the stored head of \(entry.key): \(error)")
-                }
-                return FetchResult(
-                    response: response, requestTime: requestTime, responseTime: responseTime, refreshed: refreshed)
-            }
-            if decision.servesStale(insteadOf: response.head.status.code) {
-                return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime)
-            }
-            let stored = storeIfAllowed(
-                getRequest, response: response, requestTime: requestTime, responseTime: responseTime,
-                removalMark: removalMark, policy: policy)
-            return FetchResult(response: response, requestTime: requestTime, responseTime: responseTime, stored: stored)
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, decision: ReuseDecision, policy: CachePolicy,
+        admitted: Bool
+    ) async throws -> (ValidationResult, Bool) {
+        try await validations.value(for: "validate \(entry.id)") { [self] in
+            try await validationTrip(
+                entry, request: request, url: url, decision: decision, policy: policy, admitted: admitted)
         }
     }
 
+    /// Sends the conditional request for `entry` and reads its answer's head: a 304 refreshes the
+    /// stored head; an error the stored response may stand in for is left unread; anything else
+    /// replaces the entry as its body arrives, stored as the unconditional request's response, and
+    /// is returned once its first ``newResponseBytesFirst`` bytes are in.
+    private func validationTrip(
+        _ entry: CacheEntry, request: HTTPRequest, url: URL, decision: ReuseDecision, policy: CachePolicy,
+        admitted: Bool
+    ) async throws -> ValidationResult {
+        var validating = request
+        validating.method = .get
+        let conditional = rules.conditionalRequest(for: validating, revalidating: [entry.stored])
+        let removalMark = store.removalMark
+        let requestTime = clock()
+        let origin = try await contactOrigin(url, admitted: admitted) {
+            try await self.origin.stream(conditional, body: nil, interim: nil)
+        }
+        if origin.head.status == .notModified {
+            for try await _ in origin.body {}  // none: a 304 ends with its head
+            let responseTime = clock()
+            guard rules.notModified(origin.head, appliesTo: entry.stored) else { return .otherValidator }
+            var head = origin.head
+            if !head.headerFields.contains(.date) { head.headerFields[.date] = HTTPDate.format(responseTime) }
+            let updated = rules.updating(entry.stored, with: head, requestTime: requestTime, responseTime: responseTime)
+            var refreshed = entry
+            refreshed.stored = updated
+            do {
+                refreshed = try store.updateHead(of: entry, with: updated)
+            } catch {
+                storeProblem("could not refresh the stored head of \(entry.key): \(error)")
+            }
+            return .refreshed(refreshed)
+        }
+        // Not read: the origin's connection closes unless the (error) body came with the head.
+        if decision.servesStale(insteadOf: origin.head.status.code) { return .servedStaleInstead }
+        let fetch = await streamedFetch(
+            origin, of: validating, key: entry.key, url: url, policy: policy, requestTime: requestTime,
+            removalMark: removalMark, release: {})
+        // Until its first bytes are in, the new response may still fail as an exchange does (the
+        // stored copy then serves where stale-if-error or the offline policy allow), and it has
+        // the network timeout to get them: a link that died after the head is a silent network.
+        // Past them it streams, as a miss does.
+        try await fetch.body.firstBytes(Self.newResponseBytesFirst)
+        return .replaced(fetch)
+    }
+
+    /// How much of a validation's new response arrives before it answers (the whole of a
+    /// smaller one): what the memory budget of an arriving body holds anyway.
+    static let newResponseBytesFirst = BodyBroadcast.memoryBudget
+
     /// The answer once the validation exchange has ended.
     private func respondToValidation(
-        _ outcome: Result<(FetchResult, Bool), any Error>, entry: CacheEntry, request: HTTPRequest, url: URL,
+        _ outcome: Result<(ValidationResult, Bool), any Error>, entry: CacheEntry, request: HTTPRequest, url: URL,
         decision: ReuseDecision, policy: CachePolicy
     ) async throws -> CacheResponse {
-        let result: FetchResult
+        let result: ValidationResult
         let collapsed: Bool
         do {
             (result, collapsed) = try outcome.get()
@@ -149,33 +176,67 @@ extension HTTPCache {
             throw CacheError(.originFailed, "revalidating \(url.absoluteString) failed", cause: error)
         }
 
-        let code = result.response.head.status.code
-        if let refreshed = result.refreshed {
+        switch result {
+        case .refreshed(let refreshed):
             var status = CacheStatus(
                 cache: cacheName, forward: .stale, forwardStatus: 304, collapsed: collapsed)
             status.stored = true
             return try await serveStoredOrRefetch(
                 refreshed, request: request, url: url, now: clock(), detail: nil, policy: policy,
                 status: status)
-        }
-        if result.stored == nil && decision.servesStale(insteadOf: code) {
+        case .servedStaleInstead:
             count { $0.staleServed += 1 }
             return try await serveStoredOrRefetch(
                 entry, request: request, url: url, now: clock(), detail: "stale-if-error", policy: policy)
-        }
-        var validating = request
-        validating.method = .get
-        if code == 304 {
-            // A 304 for a different validator: fetch the full response (RFC 9111 §4.3.4).
+        case .otherValidator:
+            var validating = request
+            validating.method = .get
             return try await fetchAndRespond(validating, key: entry.key, url: url, forward: .stale, policy: policy)
+        case .replaced(let fetch) where collapsed && !mayShare(fetch, with: request):
+            // RFC 9111 §4: another request's new response is for this one only if the cache
+            // could have served it to this one (not private, not no-store, reusable as it is).
+            let own: Result<(ValidationResult, Bool), any Error>
+            do {
+                own = .success(
+                    (
+                        try await validationTrip(
+                            entry, request: request, url: url, decision: decision, policy: policy, admitted: false),
+                        false
+                    ))
+            } catch {
+                own = .failure(error)
+            }
+            return try await respondToValidation(
+                own, entry: entry, request: request, url: url, decision: decision, policy: policy)
+        case .replaced(let fetch):
+            if request.method == .head {
+                // No reader follows the body to its end: storing it is background work (which a
+                // command waits for before it exits).
+                keepInBackground(Task { await fetch.body.ended() })
+            }
+            return newResponse(fetch, request: request, url: url, collapsed: collapsed)
         }
+    }
+
+    /// A validation's new response from the origin as it goes to the client, its body as it
+    /// arrives (none for `HEAD`).
+    private func newResponse(_ fetch: StreamedFetch, request: HTTPRequest, url: URL, collapsed: Bool)
+        -> CacheResponse
+    {
         var status = CacheStatus(
-            cache: cacheName, forward: .stale, forwardStatus: code, stored: result.stored != nil,
+            cache: cacheName, forward: .stale, forwardStatus: fetch.head.status.code, stored: fetch.storing != nil,
             collapsed: collapsed)
-        if let stored = result.stored {
-            status.ttl = rules.freshnessLeft(of: stored.stored, at: result.responseTime)
+        var head = fetch.head
+        if let storing = fetch.storing {
+            status.ttl = rules.freshnessLeft(of: storing.stored, at: fetch.responseTime)
+            // Another request's answer is given as the cache stored it (without the fields it may
+            // not keep: `private="Set-Cookie"`, `no-cache="…"` in a shared cache).
+            if collapsed { head.headerFields = storing.stored.response.headerFields }
         }
-        return originResponse(result.response, request: request, url: url, status: status)
+        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
+        head.headerFields.appendCacheStatus(status)
+        let content: CacheResponse.Content = request.method == .head ? .bytes(Data()) : .arriving(fetch.body)
+        return CacheResponse(head: head, content: content, cacheStatus: status, url: url)
     }
 
     /// Offline: the stored response, if the offline policy allows it (see
@@ -248,16 +309,5 @@ extension HTTPCache {
                 _ = backgroundTasks.withLock { $0.removeValue(forKey: id) }
             }
         }
-    }
-
-    /// A validation's new response from the origin, whole, as it goes to the client.
-    func originResponse(_ response: OriginResponse, request: HTTPRequest, url: URL, status: CacheStatus)
-        -> CacheResponse
-    {
-        var head = response.head
-        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
-        head.headerFields.appendCacheStatus(status)
-        let body = request.method == .head ? Data() : response.body
-        return CacheResponse(head: head, body: body, cacheStatus: status, url: url)
     }
 }

@@ -284,6 +284,17 @@ final class BodyBroadcast: Sendable {
         return slice
     }
 
+    /// Returns once `count` bytes have arrived, or the whole body if it is shorter; throws the
+    /// body's failure if it fails before.
+    func firstBytes(_ count: Int) async throws {
+        var index = 0
+        var arrived = 0
+        while arrived < count, let chunk = try await chunk(at: index) {
+            arrived += chunk.count
+            index += 1
+        }
+    }
+
     /// Returns once the body has ended, whole or not (then the store has what it will keep).
     func ended() async {
         var index = 0

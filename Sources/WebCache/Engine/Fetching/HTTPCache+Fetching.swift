@@ -9,24 +9,6 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Sends a request to the origin, timing the exchange; dates a response that has no `Date`
-    /// (RFC 9110 §6.6.1). An origin known to be unreachable is not tried unless `admitted`.
-    func exchange(
-        _ request: HTTPRequest, body: Data?, admitted: Bool = false, interim: InterimResponseHandler? = nil
-    ) async throws -> (OriginResponse, Date, Date) {
-        let requestTime = clock()
-        var response = try await contactOrigin(request.url, admitted: admitted) { () async throws -> OriginResponse in
-            guard let interim else { return try await origin.fetch(request, body: body) }
-            return try await origin.stream(request, body: body, interim: interim).collected()
-        }
-        let responseTime = clock()
-        if !response.head.headerFields.contains(.date) {
-            response.head.headerFields[.date] = HTTPDate.format(responseTime)
-        }
-        count { $0.bytesFromOrigin += response.body.count }
-        return (response, requestTime, responseTime)
-    }
-
     /// A miss (or a reload): one coalesced origin fetch, stored if allowed. The response is
     /// answered as soon as its head arrives; the body streams to every request that joined the
     /// fetch while it is written to the store.
@@ -98,11 +80,8 @@ extension HTTPCache {
             head: head, content: arriving.map { .arriving($0) } ?? .bytes(Data()), cacheStatus: status, url: url)
     }
 
-    /// Sends a request and returns once the head is in; a task pumps the body into a broadcast
-    /// and the store (this call does, when the body arrived with the head), and calls `release`
-    /// (ending the fetch's joinability) before the end of the body reaches any reader. A 206 is
-    /// stored as a part, combined with the part stored before when they combine
-    /// (``partToStore(_:head:storing:)``).
+    /// Sends a request and returns once the head is in, streaming the body as
+    /// ``streamedFetch(_:of:key:url:policy:requestTime:removalMark:release:)`` says.
     private func startStreamedFetch(
         _ request: HTTPRequest, key: CacheKey, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
@@ -112,6 +91,21 @@ extension HTTPCache {
         let origin = try await contactOrigin(url) {
             try await self.origin.stream(request, body: nil, interim: interim)
         }
+        return await streamedFetch(
+            origin, of: request, key: key, url: url, policy: policy, requestTime: requestTime,
+            removalMark: removalMark, release: release)
+    }
+
+    /// The fetch of `request` once `origin`'s head is in: a task pumps the body into a broadcast
+    /// and the store (this call does, when the body arrived with the head), and calls `release`
+    /// (ending the fetch's joinability) before the end of the body reaches any reader. A 206 is
+    /// stored as a part, combined with the part stored before when they combine
+    /// (``partToStore(_:head:storing:)``). `request` is what is stored as asked for (a
+    /// revalidation's, without its validators); `removalMark` the store's from before it was sent.
+    func streamedFetch(
+        _ origin: OriginStream, of request: HTTPRequest, key: CacheKey, url: URL, policy: CachePolicy,
+        requestTime: Date, removalMark: RemovalMark?, release: @escaping @Sendable () async -> Void
+    ) async -> StreamedFetch {
         let responseTime = clock()
         var head = origin.head
         if !head.headerFields.contains(.date) {

@@ -10,26 +10,6 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Stores a response if the rules, the app hook and the size limit allow; a store failure is
-    /// logged and the response is served anyway. `removalMark` is the store's from before the
-    /// request was sent (see ``entryToStore(_:url:head:requestTime:responseTime:removalMark:policy:)``).
-    func storeIfAllowed(
-        _ request: HTTPRequest, response: OriginResponse, requestTime: Date, responseTime: Date,
-        removalMark: RemovalMark?, policy: CachePolicy
-    ) -> CacheEntry? {
-        guard
-            let entry = entryToStore(
-                request, head: response.head, requestTime: requestTime, responseTime: responseTime,
-                removalMark: removalMark, policy: policy)
-        else { return nil }
-        do {
-            return try store.store(entry, body: response.body)
-        } catch {
-            notStored(error, "could not store \(request.url?.absoluteString ?? "?"), serving it anyway: \(error)")
-            return nil
-        }
-    }
-
     /// Reports why a response is not stored after all: `problem`, a store problem, unless an
     /// entry for its URL was removed while it was on its way (an unsafe request invalidated it),
     /// which is how it should be.

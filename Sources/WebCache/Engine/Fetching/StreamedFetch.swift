@@ -42,12 +42,16 @@ struct FetchKey: Hashable, Sendable {
     }
 }
 
-/// The outcome of one origin exchange, shared by every request that joined it.
-struct FetchResult: Sendable {
-    var response: OriginResponse
-    var requestTime: Date
-    var responseTime: Date
-    var stored: CacheEntry?
-    /// For a revalidation answered 304: the refreshed entry.
-    var refreshed: CacheEntry?
+/// What a validation exchange brought (RFC 9111 §4.3.3), shared by every request validating the
+/// same entry at once.
+enum ValidationResult: Sendable {
+    /// A 304 for the stored response: the entry, refreshed with its fields.
+    case refreshed(CacheEntry)
+    /// A 304 for another validator: the full response is fetched (RFC 9111 §4.3.4).
+    case otherValidator
+    /// An answer the stored response is served instead of (an error, where stale-if-error or the
+    /// offline policy allow): its body is not read.
+    case servedStaleInstead
+    /// A new response: its body streams to the requests and, when it may be, to the store.
+    case replaced(StreamedFetch)
 }
