@@ -125,6 +125,56 @@ struct BodyBroadcastMemoryTests {
         }
     }
 
+    @Test("read once, by a reader as fast as the origin: chunks go as they are taken, nothing is spilled")
+    func readOnceKeepsUp() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .init(directory: directory))
+            let body = BodyBroadcast(readOnce: true)
+            body.spillWhenLarge { try store.makeSpillFile() }
+            var read = Data()
+            var mostInMemory = 0
+            for (index, chunk) in Self.chunks.enumerated() {
+                body.append(chunk)
+                mostInMemory = max(mostInMemory, body.bytesInMemory)
+                read.append(try #require(try await body.take(at: index)))
+            }
+            body.finish()
+            #expect(try await body.take(at: Self.chunks.count) == nil)
+            #expect(read == Self.chunks.reduce(Data(), +))
+            #expect(mostInMemory <= 2 * Self.chunks[0].count, "\(mostInMemory) bytes held")
+            #expect(body.bytesSpilled == 0)
+            #expect(body.bytesInMemory == 0)
+            let error = await #expect(throws: CacheError.self, "a second reading finds the first chunks gone") {
+                _ = try await body.take(at: 0)
+            }
+            #expect(error?.code == .bodyAlreadyRead)
+        }
+    }
+
+    @Test("read once, by a reader behind the origin: what it has not taken spills past the budget; it gets it whole")
+    func readOnceSlowReaderSpills() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .init(directory: directory))
+            let body = BodyBroadcast(readOnce: true)
+            body.spillWhenLarge { try store.makeSpillFile() }
+            var mostInMemory = 0
+            for chunk in Self.chunks {
+                body.append(chunk)
+                mostInMemory = max(mostInMemory, body.bytesInMemory)
+            }
+            body.finish()
+            var read = Data()
+            var index = 0
+            while let chunk = try await body.take(at: index) {
+                read.append(chunk)
+                index += 1
+            }
+            #expect(read == Self.chunks.reduce(Data(), +))
+            #expect(mostInMemory <= BodyBroadcast.memoryBudget + Self.chunks[0].count, "\(mostInMemory) bytes held")
+            #expect(body.bytesSpilled >= read.count - BodyBroadcast.memoryBudget - Self.chunks[0].count)
+        }
+    }
+
     static func read(_ body: BodyBroadcast) async throws -> Data {
         var data = Data()
         var index = 0
@@ -159,6 +209,23 @@ struct LargeUnstoredBodyTests {
             #expect(!again.isFromCache)
             #expect(h.origin.requests(to: "/large").count == 2)
             #expect(Self.spillFolders(in: h.directory).count == 1, "the body went past the budget into a spill file")
+        }
+    }
+
+    @Test("a body not stored is read once: a second reading throws instead of giving part of it")
+    func readOnce() async throws {
+        try await EngineHarness.run { h in
+            h.origin.route("/large") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "no-store")], body: Self.large)
+            }
+            let response = try await h.cache.streamingResponse(
+                for: Fixtures.request(.get, h.origin.url("/large").absoluteString))
+            var read = Data()
+            for try await chunk in response.body { read.append(chunk) }
+            #expect(read == Self.large)
+            await #expect(throws: CacheError.self) {
+                for try await _ in response.body {}
+            }
         }
     }
 

@@ -30,4 +30,7 @@ extension ErrorCode where Domain == CacheError {
     public static var invalidRequest: Self { Self("invalidRequest") }
     /// Too many redirects, or a redirect loop.
     public static var tooManyRedirects: Self { Self("tooManyRedirects") }
+    /// The body of a response the cache does not keep was read a second time, past what it still
+    /// holds: such a body is let go as it is read.
+    public static var bodyAlreadyRead: Self { Self("bodyAlreadyRead") }
 }

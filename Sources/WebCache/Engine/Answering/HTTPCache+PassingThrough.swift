@@ -92,7 +92,7 @@ extension HTTPCache {
         var head = origin.head
         if !head.headerFields.contains(.date) { head.headerFields[.date] = HTTPDate.format(responseTime) }
         let (status, plan) = await decide(head, requestTime, responseTime)
-        let arriving = BodyBroadcast()
+        let arriving = BodyBroadcast(readOnce: plan.storing == nil)
         if origin.arrivedWhole {
             await pumpBody(origin.body, into: arriving, plan: plan, url: url, release: {})
         } else {

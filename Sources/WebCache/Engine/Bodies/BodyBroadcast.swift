@@ -16,6 +16,11 @@ import Foundation
 /// own (``spillWhenLarge(_:)``). The oldest chunks are let go first; a reader that comes to one
 /// reads it back from its file. A client that reads as fast as the origin sends costs no more
 /// than the budget, whatever the size of the body.
+///
+/// A body only one reader takes, once (``init(readOnce:)``: a response not stored, which no
+/// other request can join), lets chunks go as its reader takes them (``take(at:)``): only what it
+/// has not read yet is held, and spilled past the budget; a reader as fast as the origin costs
+/// neither memory nor disk.
 final class BodyBroadcast: Sendable {
     /// The bytes of a body kept in memory once the rest is on disk.
     static let memoryBudget = 256 << 10
@@ -23,11 +28,14 @@ final class BodyBroadcast: Sendable {
     private enum Chunk {
         case memory(Data)
         case inFile(file: Int, offset: Int, count: Int)
+        /// Taken by the reader of a body read once, and let go.
+        case taken(count: Int)
 
         var count: Int {
             switch self {
             case .memory(let data): data.count
             case .inFile(_, _, let count): count
+            case .taken(let count): count
             }
         }
     }
@@ -40,6 +48,10 @@ final class BodyBroadcast: Sendable {
         var placed: [(file: Int, offset: Int)?] = []
         var received = 0
         var memoryBytes = 0
+        /// Bytes placed in a spill file.
+        var spilledBytes = 0
+        /// For a body read once: the first chunk its reader has not taken.
+        var nextToTake = 0
         /// The files chunks are read back from.
         var files: [WrittenBody] = []
         /// The store's file (an index in `files`) and where the body starts in it.
@@ -80,6 +92,7 @@ final class BodyBroadcast: Sendable {
                 }
                 do {
                     placed[nextToPlace] = (spill.index, try spill.file.append(data))
+                    spilledBytes += data.count
                 } catch {
                     self.makeSpill = nil  // the disk is full: the rest stays in memory
                     return
@@ -95,11 +108,30 @@ final class BodyBroadcast: Sendable {
                 switch chunks[index] {
                 case .memory(let data): return .result(.success(data))
                 case .inFile(let file, let offset, let count): return .inFile(files[file], offset: offset, count: count)
+                case .taken:
+                    return .result(
+                        .failure(
+                            CacheError(
+                                .bodyAlreadyRead,
+                                "the body of a response the cache does not keep is read once: its bytes from \(starts[index]) on were let go as they were read"
+                            )))
                 }
             }
             if let failure { return .result(.failure(failure)) }
             if finished { return .result(.success(nil)) }
             return .waiting
+        }
+
+        /// The reader of a body read once has taken every chunk before `index`: they are let go.
+        mutating func taken(before index: Int) {
+            let end = min(index, chunks.count)
+            while nextToTake < end {
+                if case .memory(let data) = chunks[nextToTake] { memoryBytes -= data.count }
+                chunks[nextToTake] = .taken(count: chunks[nextToTake].count)
+                nextToTake += 1
+            }
+            nextToPlace = max(nextToPlace, nextToTake)
+            nextToLetGo = max(nextToLetGo, nextToTake)
         }
 
         /// Lets the oldest placed chunks go from memory while it holds more than the budget.
@@ -116,6 +148,13 @@ final class BodyBroadcast: Sendable {
     }
 
     private let state = Locked(State())
+    /// Whether one reader takes the body, once (chunks are let go as it takes them).
+    let readOnce: Bool
+
+    /// A body for any number of readers, or (`readOnce`) for one that reads it once.
+    init(readOnce: Bool = false) {
+        self.readOnce = readOnce
+    }
 
     /// Makes a chunk available to every reader.
     func append(_ chunk: Data) {
@@ -227,6 +266,13 @@ final class BodyBroadcast: Sendable {
         }
     }
 
+    /// The chunk at `index` for the reader that answers with the body: ``chunk(at:)``, once the
+    /// chunks before it are let go when the body is read once.
+    func take(at index: Int) async throws -> Data? {
+        if readOnce { state.withLock { $0.taken(before: index) } }
+        return try await chunk(at: index)
+    }
+
     /// The chunk at `index` if it has arrived and is still in memory, without waiting: `nil`
     /// when it has not arrived, was let go to a file, or the body ended before it.
     func arrivedChunk(at index: Int) -> Data? {
@@ -250,6 +296,11 @@ final class BodyBroadcast: Sendable {
     /// How many bytes of the body are held in memory (for tests and measurements).
     var bytesInMemory: Int {
         state.withLock { $0.memoryBytes }
+    }
+
+    /// How many bytes of the body went to a spill file (for tests and measurements).
+    var bytesSpilled: Int {
+        state.withLock { $0.spilledBytes }
     }
 
     /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.

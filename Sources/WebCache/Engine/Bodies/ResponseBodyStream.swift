@@ -11,7 +11,10 @@ import Foundation
 /// A response body as chunks: from the cache at once (a large stored body read from its file a
 /// chunk at a time), from the origin as it arrives.
 ///
-/// Iterating it a second time starts again from the first chunk.
+/// Iterating it a second time starts again from the first chunk — except for the body of a
+/// response the cache does not keep (not storable, passed through, a method's answer), which is
+/// let go as it is read: reading it again past its first chunks throws a ``CacheError`` with code
+/// `bodyAlreadyRead` (``collect()`` first to keep it).
 public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// A chunk of the body.
     public typealias Element = Data
@@ -60,7 +63,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
             case .complete(let body):
                 return index == 0 && !body.isEmpty ? body : nil
             case .arriving(let broadcast):
-                return try await broadcast.chunk(at: index)
+                return try await broadcast.take(at: index)
             case .stored(let chunks):
                 if reader == nil { reader = try chunks.reader() }
                 return try reader?.next()

@@ -123,7 +123,8 @@ extension HTTPCache {
             plan = partToStore(request, head: head, storing: entry)
             storing = plan.storing
         }
-        let body = BodyBroadcast()
+        // Not stored, it is no other request's to join or read: let go as it is read.
+        let body = BodyBroadcast(readOnce: storing == nil)
         if origin.arrivedWhole {
             // The body came with the head: it is taken (and its entry put on its way into the
             // index) now, with no task to follow it and no wait, as the stream is finished.
