@@ -61,4 +61,24 @@ struct GetStreamingTests {
             #expect(result.error.contains("the body ended after"), "\(result.error)")
         }
     }
+
+    @Test("--max-response-size: a longer body is cut there and the command fails; a larger bound lets it through")
+    func maximumResponseSize() async throws {
+        try await TestOrigin.with { origin in
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            origin.route("/large") { _ in TestOrigin.Response(headers: [("Cache-Control", "no-store")], body: Self.body)
+            }
+            let url = origin.url("/large").absoluteString
+            let cut = try await WebCacheProcess.run(
+                ["get", url, "--cache-dir", directory.url.path, "--max-response-size", "200000"])
+            #expect(cut.status == 69)
+            #expect(cut.error.contains("too large"), "\(cut.error)")
+            let whole = try await WebCacheProcess.run(
+                ["get", url, "--cache-dir", directory.url.path, "--max-response-size", "300000"])
+            #expect(whole.status == 0, "\(whole.error)")
+            let refused = try await WebCacheProcess.run(["get", url, "--max-response-size", "0"])
+            #expect(refused.status == 64, "\(refused.error)")
+        }
+    }
 }

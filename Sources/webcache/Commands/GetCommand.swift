@@ -69,7 +69,8 @@ struct GetCommand: AsyncParsableCommand {
             if let range { request.headerFields[.range] = "bytes=" + range }
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
-            let origin = AsyncHTTPClientOrigin(trust: try network.trust(cache))
+            let origin = AsyncHTTPClientOrigin(
+                maximumBodySize: network.maxResponseSize, trust: try network.trust(cache))
             let outcome: Result<Void, any Error>
             do {
                 let httpCache = try HTTPCache(

@@ -100,7 +100,9 @@ enum CachedSession {
         let policy = try network?.applied(to: options.policy()) ?? options.policy()
         let storeConfiguration = try options.storeConfiguration()
         let trust = try network?.trust(options) ?? OriginTrust(certificateFiles: options.configuredCACertificates())
-        let origin = AsyncHTTPClientOrigin(maximumConnectionsPerHost: connectionsPerHost, trust: trust)
+        let origin = AsyncHTTPClientOrigin(
+            maximumBodySize: network?.maxResponseSize ?? 512 << 20, maximumConnectionsPerHost: connectionsPerHost,
+            trust: trust)
         do {
             let httpCache: HTTPCache
             do {

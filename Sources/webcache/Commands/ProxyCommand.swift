@@ -85,12 +85,6 @@ struct ProxyCommand: AsyncParsableCommand {
             valueName: "bytes"))
     var maxBufferedBodies: Int = 256 << 20
 
-    @Option(
-        help: ArgumentHelp(
-            "Bytes of a response body taken from the origin; a longer one is cut there (the client sees it end early). Bodies the cache does not keep go through a spill file on disk past 256 KiB.",
-            valueName: "bytes"))
-    var maxResponseSize: Int = 512 << 20
-
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
 
@@ -140,7 +134,7 @@ struct ProxyCommand: AsyncParsableCommand {
             ("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout),
             ("--max-connections", maxConnections),
             ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize),
-            ("--max-buffered-bodies", maxBufferedBodies), ("--max-response-size", maxResponseSize),
+            ("--max-buffered-bodies", maxBufferedBodies),
         ] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
@@ -179,7 +173,7 @@ struct ProxyCommand: AsyncParsableCommand {
             // upstream connections are made on the event loop of the client's connection.
             let origin = try SwiftNIOOrigin(
                 connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout),
-                maximumBodySize: maxResponseSize, trust: trust)
+                maximumBodySize: network.maxResponseSize, trust: trust)
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info

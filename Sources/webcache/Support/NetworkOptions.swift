@@ -17,13 +17,24 @@ struct NetworkOptions: ParsableArguments {
             valueName: "file"))
     var cacert: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Bytes of a response body taken from the origin; a longer one is cut there (the client, or the command, sees it end early). Bodies the cache does not keep go through a spill file on disk past 256 KiB when read slower than they arrive.",
+            valueName: "bytes"))
+    var maxResponseSize: Int = 512 << 20
+
     /// The trust for HTTPS origins: the system's roots, `cacert` in the configuration file and
     /// `--cacert`.
     func trust(_ options: CacheOptions) throws -> OriginTrust {
         try OriginTrust(certificateFiles: try options.configuredCACertificates() + cacert)
     }
 
-    func validate() throws { _ = try seconds() }
+    func validate() throws {
+        _ = try seconds()
+        guard maxResponseSize > 0 else {
+            throw ValidationError("--max-response-size must be positive, not \(maxResponseSize)")
+        }
+    }
 
     /// The timeout given, as the policy spells it (0 for off); `nil` when not given.
     func seconds() throws -> Double? {
