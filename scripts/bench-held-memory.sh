@@ -14,7 +14,9 @@
 #   9. a POST through the proxy answered with a video's bytes (as an export or a stream of
 #      events is): when its first bytes reach the client, and the proxy's peak RSS;
 #  10. a GET through the proxy of a stored `no-cache` file of VIDEO bytes that has changed, so
-#      that its revalidation brings the new body: when its first bytes come, and the peak RSS.
+#      that its revalidation brings the new body: when its first bytes come, and the peak RSS;
+#  11. a `no-store` download of VIDEO bytes through the proxy by a client reading 20 MB/s: what
+#      the proxy wrote to disk (its `write_bytes`), and its peak RSS.
 # Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
 #   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
 set -euo pipefail
@@ -44,7 +46,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/export/"): return self.do_GET()
         self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
     def do_GET(self):
-        path = os.path.join(root, re.sub(r"^/(export|changing)/", "/", self.path.split("?")[0]).lstrip("/"))
+        path = os.path.join(root, re.sub(r"^/(export|changing|private)/", "/", self.path.split("?")[0]).lstrip("/"))
         size = os.path.getsize(path)
         ranged = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
         start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
@@ -52,7 +54,9 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if ranged: self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         kind = {".html": "text/html", ".webm": "video/webm"}.get(os.path.splitext(path)[1], "application/octet-stream")
         self.send_header("Content-Type", kind)
-        if self.path.startswith("/changing/"):  # validated on every use, and new every time
+        if self.path.startswith("/private/"):  # a download the cache does not keep
+            self.send_header("Cache-Control", "no-store")
+        elif self.path.startswith("/changing/"):  # validated on every use, and new every time
             self.send_header("Cache-Control", "no-cache"); self.send_header("ETag", f'"{time.monotonic_ns()}"')
         else:
             self.send_header("Cache-Control", "max-age=3600"); self.send_header("ETag", f'"{size}"')
@@ -65,7 +69,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Origin).serve_forever()
 PY
 # Clients: `bodies PORT PID CLIENTS SIZE`, `ranges PORT PID RANGE PATH…`, `first PORT PID METHOD PATH`,
-# `peak COMMAND…`.
+# `slow PORT PID PATH RATE`, `peak COMMAND…`.
 cat >"$work/clients.py" <<'PY'
 import resource, socket, subprocess, sys, threading, time
 def rss(pid, field="VmRSS"):
@@ -122,6 +126,17 @@ elif mode == "first":  # first PORT PID METHOD PATH: when the first body bytes c
         received += len(chunk)
     status = head.split(b" ")[1].decode() if head else "none"
     print(f"{status}, first body bytes after {first or 0:.2f} s, {received >> 20} MB after {time.monotonic() - began:.2f} s; RSS {start} MB, peak {rss(pid, 'VmHWM')} MB")
+elif mode == "slow":  # slow PORT PID PATH RATE: read at RATE bytes a second
+    port, pid, path, rate = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    def written(): return next(int(l.split()[1]) for l in open(f"/proc/{pid}/io") if l.startswith("write_bytes"))
+    before, began, received = written(), time.monotonic(), 0
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    while chunk := s.recv(1 << 16):
+        received += len(chunk)
+        ahead = received / rate - (time.monotonic() - began)
+        if ahead > 0: time.sleep(ahead)
+    print(f"{received >> 20} MB in {time.monotonic() - began:.1f} s; {(written() - before) >> 20} MB written to disk; peak RSS {rss(pid, 'VmHWM')} MB")
 elif mode == "peak":
     done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(f"exit {done.returncode}, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MB")
@@ -182,4 +197,8 @@ port=$(free_port)
 proxy "$port"
 curl -sf -o /dev/null "http://127.0.0.1:$port/changing/v2.webm"
 echo "10. a stored no-cache file of $VIDEO bytes that changed: $(python3 "$work/clients.py" first "$port" "$proxy_pid" GET /changing/v2.webm)"
+stop_proxy
+port=$(free_port)
+proxy "$port"
+echo "11. a no-store download of $VIDEO bytes read at 20 MB/s: $(python3 "$work/clients.py" slow "$port" "$proxy_pid" /private/v3.webm 20000000)"
 stop_proxy

@@ -31,6 +31,24 @@ struct SwiftNIOOriginTests {
         Fixtures.request(method, url.absoluteString, headers)
     }
 
+    /// `body` as a `no-store` download from `/large`, its first `first` bytes at once and the rest
+    /// once the gate returned opens, streamed with its pace followed.
+    static func followedDownload(_ body: Data, _ origin: TestOrigin, _ client: SwiftNIOOrigin, sendingFirst first: Int)
+        async throws -> (OriginStream, OriginBodyPacing, OriginGate)
+    {
+        let rest = OriginGate()
+        origin.route("/large") { _ in
+            var response = TestOrigin.Response(headers: [("Cache-Control", "no-store")], body: body)
+            response.pauseAfter = first
+            response.pauseUntil = rest
+            return response
+        }
+        let stream = try await client.stream(Self.get(origin.url("/large")), body: nil)
+        let pacing = try #require(stream.pacing)
+        pacing.follow()
+        return (stream, pacing, rest)
+    }
+
     static func collect(_ stream: OriginStream) async throws -> Data {
         var body = Data()
         for try await chunk in stream.body { body.append(chunk) }
@@ -79,6 +97,57 @@ struct SwiftNIOOriginTests {
             gate.open()
             #expect(try await Self.collect(held) == Data("0123456789".utf8))
             #expect(origin.connectionsAccepted == 1, "the connection carried both")
+        }
+    }
+
+    @Test(
+        "a body its reader is behind on is read no faster: past pauseAbove bytes not taken the connection waits (past the time limit), and reads on as they are"
+    )
+    func backPressure() async throws {
+        try await Self.withOrigin(timeout: .milliseconds(300)) { origin, client in
+            let body = Fixtures.patternedBytes(900_000)
+            let (stream, pacing, rest) = try await Self.followedDownload(body, origin, client, sendingFirst: 1)
+            rest.open()  // the rest once the pace is followed
+            let received = NIOLockedValueBox(0)
+            let reading = Task {
+                var whole = Data()
+                for try await chunk in stream.body {
+                    whole.append(chunk)
+                    received.withLockedValue { $0 += chunk.count }
+                }
+                return whole
+            }
+            // Twice the exchange's time limit: a paused read is not the origin's silence.
+            try await Task.sleep(for: .milliseconds(600))
+            let held = received.withLockedValue { $0 }
+            #expect(held <= OriginBodyPacing.pauseAbove + (256 << 10), "\(held) bytes read without being taken")
+            // Taking what has come lets the rest come.
+            var taken = 0
+            for _ in 0..<500 where taken < body.count {
+                let now = received.withLockedValue { $0 }
+                pacing.taken(now - taken)
+                taken = now
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let whole = try await reading.value
+            #expect(byteDifference(whole, body) == nil)
+        }
+    }
+
+    @Test("a body given up (its reader went away) ends in an error, and its connection is closed, not reused")
+    func abandoned() async throws {
+        try await Self.withOrigin { origin, client in
+            let (stream, pacing, rest) = try await Self.followedDownload(
+                Fixtures.patternedBytes(900_000), origin, client, sendingFirst: 100_000)
+            pacing.abandon()
+            await #expect(throws: (any Error).self) {
+                for try await _ in stream.body {}
+            }
+            rest.open()
+            origin.route("/small") { _ in .text("small") }
+            let next = try await client.stream(Self.get(origin.url("/small")), body: nil)
+            #expect(try await Self.collect(next) == Data("small".utf8))
+            #expect(origin.connectionsAccepted == 2)
         }
     }
 

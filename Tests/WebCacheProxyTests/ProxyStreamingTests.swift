@@ -40,6 +40,33 @@ struct ProxyStreamingTests {
         }
     }
 
+    @Test("a client that goes away during a body the cache does not keep: the origin connection is closed, not drained")
+    func clientGoneClosesOrigin() async throws {
+        try await TestOrigin.with { origin in
+            let rest = OriginGate()
+            origin.route("/download") { _ in
+                var response = TestOrigin.Response(
+                    headers: [("Cache-Control", "no-store")], body: Fixtures.patternedBytes(2 << 20))
+                response.pauseAfter = 300_000
+                response.pauseUntil = rest
+                return response
+            }
+            try await ProxyTests.withProxy(origin) { port, client in
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(10))
+                for try await _ in response.body { break }  // the first bytes, then the client goes
+                // Within half the origin client's time limit (3 s), which would close it anyway.
+                var open = origin.connectionsOpen
+                for _ in 0..<75 where open > 0 {
+                    try await Task.sleep(for: .milliseconds(20))
+                    open = origin.connectionsOpen
+                }
+                rest.open()
+                #expect(open == 0, "the proxy went on reading a body nobody would read")
+            }
+        }
+    }
+
     @Test("concurrent requests for one URL make one origin request")
     func coalesces() async throws {
         try await TestOrigin.with { origin in

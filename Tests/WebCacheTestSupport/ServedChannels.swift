@@ -12,6 +12,9 @@ final class ServedChannels: @unchecked Sendable {
     /// Connections accepted so far.
     var accepted: Int { lock.withLock { acceptedCount } }
 
+    /// Connections open now.
+    var open: Int { lock.withLock { connections.count } }
+
     /// The port listened on, once listening.
     var port: Int { lock.withLock { listener?.localAddress?.port ?? 0 } }
 

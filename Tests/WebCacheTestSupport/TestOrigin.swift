@@ -139,6 +139,9 @@ public final class TestOrigin: @unchecked Sendable {
     /// Connections accepted so far.
     public var connectionsAccepted: Int { channels.accepted }
 
+    /// Connections open now (accepted and not closed).
+    public var connectionsOpen: Int { channels.open }
+
     /// Closes the open connections and goes on listening.
     public func dropConnections() async {
         await channels.closeConnections()

@@ -17,13 +17,20 @@ public struct OriginStream: Sendable {
     /// its head; the cache then stores and answers it at once, without a task to carry the body.
     /// `false` when unknown.
     public var arrivedWhole: Bool
+    /// How fast the body's reader takes it, for a client that reads from the network only as
+    /// fast (``OriginBodyPacing``); `nil` for one that does not pause.
+    public var pacing: OriginBodyPacing?
 
     /// Creates a response from a head and a body stream; `arrivedWhole` only when `body` is
-    /// finished already (``arrivedWhole``).
-    public init(head: HTTPResponse, body: AsyncThrowingStream<Data, any Error>, arrivedWhole: Bool = false) {
+    /// finished already (``arrivedWhole``); `pacing` when the client can pause its reads.
+    public init(
+        head: HTTPResponse, body: AsyncThrowingStream<Data, any Error>, arrivedWhole: Bool = false,
+        pacing: OriginBodyPacing? = nil
+    ) {
         self.head = head
         self.body = body
         self.arrivedWhole = arrivedWhole
+        self.pacing = pacing
     }
 
     /// The response with its body collected, once the body has arrived whole.

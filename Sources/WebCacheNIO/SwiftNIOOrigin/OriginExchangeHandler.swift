@@ -19,15 +19,26 @@ import Foundation
 /// The final head is handed over once the read it came in has been parsed, saying whether the
 /// body arrived whole with it (``ArrivedHead``): a small response usually does, and the engine
 /// then takes it in one go instead of starting a task to follow its body.
-final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
+///
+/// The body is read only as fast as the engine takes it when it follows the exchange's
+/// ``OriginBodyPacing``: past ``OriginBodyPacing/pauseAbove`` bytes not taken, the connection's
+/// next read is held (and the body's time limit stopped) until the pacing resumes it.
+final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// Tells one exchange from the next on the same connection (a late resume or abandon of an
+    /// exchange that is over does nothing).
+    final class Mark: Sendable {}
 
     /// A response head, and whether its body had all arrived (the body stream finished) when it
     /// was handed over.
     struct ArrivedHead: Sendable {
         var response: HTTPResponse
         var bodyArrived: Bool
+        /// The back-pressure of a body still on its way.
+        var pacing: OriginBodyPacing?
     }
 
     /// What one exchange reports to, all on the connection's event loop.
@@ -53,6 +64,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
         case timedOut(receivingBody: Bool)
         case tooLarge(limit: Int)
         case switchingProtocols
+        case abandoned
 
         var description: String {
             switch self {
@@ -61,6 +73,7 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             case .timedOut(let receivingBody): receivingBody ? "the body stopped arriving" : "no response in time"
             case .tooLarge(let limit): "the body is larger than \(limit) bytes"
             case .switchingProtocols: "the origin switched protocols (101), which a cache does not follow"
+            case .abandoned: "nothing reads the rest of the body"
             }
         }
     }
@@ -86,6 +99,14 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     /// The last error the connection reported (a TLS handshake that failed comes to the request's
     /// write, or as an error around the close): the reason given when it closes.
     private var lastError: (any Error)?
+    /// The back-pressure of the body on its way, made when the head is handed over without it.
+    private var pacing: OriginBodyPacing?
+    /// Tells this exchange's pacing from an earlier one's.
+    private var mark: Mark?
+    /// The body's reader is behind (``OriginBodyPacing``): reads are held.
+    private var readingPaused = false
+    /// A read was asked for while paused: it is made when reading resumes.
+    private var readPending = false
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -108,6 +129,9 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             return
         }
         self.exchange = exchange
+        pacing = nil
+        mark = nil
+        stopPausing(context: context)
         headReceived = false
         headToHandOver = nil
         received = 0
@@ -152,7 +176,23 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
     private func handOverHead(of exchange: Exchange, bodyArrived: Bool) {
         guard let head = headToHandOver else { return }
         headToHandOver = nil
-        exchange.head.succeed(ArrivedHead(response: head, bodyArrived: bodyArrived))
+        exchange.head.succeed(
+            ArrivedHead(response: head, bodyArrived: bodyArrived, pacing: bodyArrived ? nil : makePacing()))
+    }
+
+    /// The pacing of the body that follows the head handed over now: its resume and abandon
+    /// come back to this exchange on the event loop (and do nothing once it is over).
+    private func makePacing() -> OriginBodyPacing? {
+        guard let context else { return nil }
+        let mark = Mark()
+        let loop = context.eventLoop
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        let pacing = OriginBodyPacing(
+            resume: { loop.execute { bound.value.resumeReading(mark) } },
+            abandon: { loop.execute { bound.value.abandon(mark) } })
+        self.mark = mark
+        self.pacing = pacing
+        return pacing
     }
 
     private func handle(_ part: ResponseParser.Part, of exchange: Exchange, context: ChannelHandlerContext) {
@@ -175,10 +215,16 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
                 return
             }
             armTimer(exchange.timeout, receivingBody: true)
+            let count = buffer.readableBytes
             exchange.body.yield(buffer.bodyChunk())
+            if pacing?.produced(count) == true { readingPaused = true }
+            if readingPaused { deadline = .distantFuture }  // the reader's wait, not the origin's silence
         case .end:
             deadline = .distantFuture  // the timer stays for the next exchange
             self.exchange = nil
+            pacing = nil
+            mark = nil
+            stopPausing(context: context)
             // The connection goes back to the pool before the reader learns the body is whole, so
             // that a request it sends next finds it there — unless the origin sent bytes past the
             // end of this response: they would be read as the start of the next one.
@@ -224,6 +270,38 @@ final class OriginExchangeHandler: ChannelInboundHandler, RemovableChannelHandle
             exchange.finished(false)
         }
         context.close(promise: nil)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readingPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// Reads again after the pacing paused them: the reader of the exchange marked `mark` has
+    /// caught up. On the event loop.
+    func resumeReading(_ mark: Mark) {
+        guard let exchange, self.mark === mark, readingPaused, let context else { return }
+        armTimer(exchange.timeout, receivingBody: true)
+        stopPausing(context: context)
+    }
+
+    /// Ends the exchange marked `mark`, if it is still on: nothing reads the rest of its body.
+    /// On the event loop.
+    func abandon(_ mark: Mark) {
+        guard exchange != nil, self.mark === mark, let context else { return }
+        fail(Failure.abandoned, context: context)
+    }
+
+    /// Reads freely again, making the read held meanwhile.
+    private func stopPausing(context: ChannelHandlerContext) {
+        readingPaused = false
+        if readPending {
+            readPending = false
+            context.read()
+        }
     }
 
     /// Gives the head (or the next chunk of the body) `timeout` from now.

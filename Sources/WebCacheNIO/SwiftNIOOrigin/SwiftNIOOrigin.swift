@@ -179,7 +179,9 @@ public final class SwiftNIOOrigin: OriginFetching {
         // out now rather than after a trip through the loop's queue.
         if loop.inEventLoop { start() } else { loop.execute(start) }
         let arrived = try await headPromise.futureResult.get()
-        return OriginStream(head: arrived.response, body: stream, arrivedWhole: arrived.bodyArrived)
+        return OriginStream(
+            head: arrived.response, body: stream, arrivedWhole: arrived.bodyArrived,
+            pacing: arrived.pacing)
     }
 
     /// A new connection to `endpoint`, with TLS for `https`.

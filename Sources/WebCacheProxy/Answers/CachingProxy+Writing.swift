@@ -37,6 +37,10 @@ extension CachingProxy {
             return nil
         }
         metrics.countResponse(status: response.head.status.code)
+        // The iterators below come and go: this holds the body as read until the answer ends
+        // (a client that goes away leaves a body nothing else reads, which is then given up).
+        let reading = stream.holdReading()
+        defer { withExtendedLifetime(reading) {} }
         var buffer = channel.allocator.buffer(capacity: 1024)
         buffer.writeResponseHead(response.head, framing: framing, persistence: persistence)
         do {

@@ -19,7 +19,7 @@ struct NetworkOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Bytes of a response body taken from the origin; a longer one is cut there (the client, or the command, sees it end early). Bodies the cache does not keep go through a spill file on disk past 256 KiB when read slower than they arrive.",
+            "Bytes of a response body taken from the origin; a longer one is cut there (the client, or the command, sees it end early).",
             valueName: "bytes"))
     var maxResponseSize: Int = 512 << 20
 

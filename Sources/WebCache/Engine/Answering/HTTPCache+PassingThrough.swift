@@ -94,10 +94,10 @@ extension HTTPCache {
         let (status, plan) = await decide(head, requestTime, responseTime)
         let arriving = BodyBroadcast(readOnce: plan.storing == nil)
         if origin.arrivedWhole {
-            await pumpBody(origin.body, into: arriving, plan: plan, url: url, release: {})
+            await pumpBody(origin.body, into: arriving, plan: plan, url: url, pacing: origin.pacing, release: {})
         } else {
             CallersLoop.task { [self] in
-                await pumpBody(origin.body, into: arriving, plan: plan, url: url, release: {})
+                await pumpBody(origin.body, into: arriving, plan: plan, url: url, pacing: origin.pacing, release: {})
             }
         }
         head.headerFields = MessageFields.removingHopByHop(head.headerFields)

@@ -20,7 +20,8 @@ import Foundation
 /// A body only one reader takes, once (``init(readOnce:)``: a response not stored, which no
 /// other request can join), lets chunks go as its reader takes them (``take(at:)``): only what it
 /// has not read yet is held, and spilled past the budget; a reader as fast as the origin costs
-/// neither memory nor disk.
+/// neither memory nor disk; and when the origin client can pause (``follow(_:)``), one slower than
+/// the origin slows the origin down instead of spilling.
 final class BodyBroadcast: Sendable {
     /// The bytes of a body kept in memory once the rest is on disk.
     static let memoryBudget = 256 << 10
@@ -52,6 +53,13 @@ final class BodyBroadcast: Sendable {
         var spilledBytes = 0
         /// For a body read once: the first chunk its reader has not taken.
         var nextToTake = 0
+        /// The origin client's pace, when the body is read once and the client can pause.
+        var pacing: OriginBodyPacing?
+        /// The chunks before this one are reported to `pacing` as taken.
+        var reportedUpTo = 0
+        /// Readers iterating the body (``lease()``): while there are none, chunks count as
+        /// taken as they arrive (a body nobody reads, or one collected, never holds up the origin).
+        var leases = 0
         /// The files chunks are read back from.
         var files: [WrittenBody] = []
         /// The store's file (an index in `files`) and where the body starts in it.
@@ -158,7 +166,7 @@ final class BodyBroadcast: Sendable {
 
     /// Makes a chunk available to every reader.
     func append(_ chunk: Data) {
-        let waiting = state.withLock { state in
+        let (waiting, pacing) = state.withLock { state in
             state.chunks.append(.memory(chunk))
             state.starts.append(state.received)
             state.placed.append(nil)
@@ -166,10 +174,42 @@ final class BodyBroadcast: Sendable {
             state.memoryBytes += chunk.count
             state.spillChunks()
             state.letGo()
+            var unread: OriginBodyPacing?
+            if state.leases == 0, let pacing = state.pacing {
+                state.reportedUpTo = state.chunks.count
+                unread = pacing
+            }
             defer { state.waiting = [] }
-            return state.waiting
+            return (state.waiting, unread)
         }
+        pacing?.taken(chunk.count)
         for reader in waiting { reader.resume(returning: chunk) }
+    }
+
+    /// Follows the origin client's pace (a body read once): what the reader has not taken holds
+    /// up the client's reads past ``OriginBodyPacing/pauseAbove``, and a reader that goes away
+    /// before the end gives the body up.
+    func follow(_ pacing: OriginBodyPacing) {
+        guard readOnce else { return }
+        state.withLock { $0.pacing = pacing }
+        pacing.follow()
+    }
+
+    /// A reader starts iterating the body; it stops when the lease returned goes.
+    func lease() -> BodyLease {
+        state.withLock { $0.leases += 1 }
+        return BodyLease(body: self)
+    }
+
+    /// A reader stopped (``BodyLease``): once none is left before the end, nothing will take the
+    /// rest, and the origin client following the pace gives it up.
+    fileprivate func leaseEnded() {
+        let abandoning = state.withLock { state -> OriginBodyPacing? in
+            state.leases -= 1
+            guard state.leases == 0, !state.arrivedWhole, !state.finished, state.failure == nil else { return nil }
+            return state.pacing
+        }
+        abandoning?.abandon()
     }
 
     /// The store's file `body` holds this body from byte `start` on (after a stored part's bytes
@@ -269,7 +309,17 @@ final class BodyBroadcast: Sendable {
     /// The chunk at `index` for the reader that answers with the body: ``chunk(at:)``, once the
     /// chunks before it are let go when the body is read once.
     func take(at index: Int) async throws -> Data? {
-        if readOnce { state.withLock { $0.taken(before: index) } }
+        if readOnce {
+            let (pacing, bytes) = state.withLock { state -> (OriginBodyPacing?, Int) in
+                state.taken(before: index)
+                guard let pacing = state.pacing, state.reportedUpTo < index else { return (nil, 0) }
+                let end = min(index, state.chunks.count)
+                let bytes = state.chunks[state.reportedUpTo..<end].reduce(0) { $0 + $1.count }
+                state.reportedUpTo = max(state.reportedUpTo, end)
+                return (pacing, bytes)
+            }
+            if bytes > 0 { pacing?.taken(bytes) }
+        }
         return try await chunk(at: index)
     }
 
@@ -361,5 +411,18 @@ final class BodyBroadcast: Sendable {
             index += 1
         }
         return body
+    }
+}
+
+/// A reader iterating a ``BodyBroadcast``: the body learns the reader stopped when this goes.
+final class BodyLease: Sendable {
+    private let body: BodyBroadcast
+
+    fileprivate init(body: BodyBroadcast) {
+        self.body = body
+    }
+
+    deinit {
+        body.leaseEnded()
     }
 }

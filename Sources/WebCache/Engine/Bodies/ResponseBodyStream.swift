@@ -49,6 +49,9 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         var index = 0
         /// A stored body's file, once the first chunk is asked for.
         private var reader: BodyReader?
+        /// For a body read once, arriving: held while this iterator is (the body is given up
+        /// when it goes before the end).
+        private var lease: BodyLease?
 
         init(source: Source, index: Int = 0) {
             self.source = source
@@ -63,6 +66,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
             case .complete(let body):
                 return index == 0 && !body.isEmpty ? body : nil
             case .arriving(let broadcast):
+                if lease == nil, broadcast.readOnce { lease = broadcast.lease() }
                 return try await broadcast.take(at: index)
             case .stored(let chunks):
                 if reader == nil { reader = try chunks.reader() }
@@ -77,6 +81,15 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     /// Starts reading from the chunk at `index` (after those taken with ``arrivedChunk(at:)``).
     package func makeAsyncIterator(startingAt index: Int) -> AsyncIterator {
         AsyncIterator(source: source, index: index)
+    }
+
+    /// Holds the body as read until the value returned goes, for a reader that makes iterators
+    /// one after another (``makeAsyncIterator(startingAt:)``) rather than keeping one: a body the
+    /// cache does not keep is given up once no reader holds it before its end (its origin
+    /// connection closed: nothing would read the rest). `nil` for a body that is not given up.
+    package func holdReading() -> AnyObject? {
+        guard case .arriving(let broadcast) = source, broadcast.readOnce, !broadcast.hasArrivedWhole else { return nil }
+        return broadcast.lease()
     }
 
     /// The chunk at `index` if it is in memory now, without waiting; `nil` when it has not

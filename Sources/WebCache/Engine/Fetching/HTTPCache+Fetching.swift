@@ -128,11 +128,12 @@ extension HTTPCache {
         if origin.arrivedWhole {
             // The body came with the head: it is taken (and its entry put on its way into the
             // index) now, with no task to follow it and no wait, as the stream is finished.
-            await pumpBody(origin.body, into: body, plan: plan, url: url, release: release)
+            await pumpBody(origin.body, into: body, plan: plan, url: url, pacing: origin.pacing, release: release)
         } else {
             let stored = plan
             CallersLoop.task { [self] in
-                await pumpBody(origin.body, into: body, plan: stored, url: url, release: release)
+                await pumpBody(
+                    origin.body, into: body, plan: stored, url: url, pacing: origin.pacing, release: release)
             }
         }
         return StreamedFetch(head: head, body: body, responseTime: responseTime, storing: storing)

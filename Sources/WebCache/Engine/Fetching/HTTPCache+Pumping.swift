@@ -18,11 +18,13 @@ extension HTTPCache {
     /// store gets `plan`'s bytes around the body (the rest of a part it combines with; the
     /// readers get the bytes before it too when the plan says so); a body
     /// of another length than announced is not stored, except a 200 cut short, which is kept as
-    /// the part that arrived (RFC 9111 §3.3), never served as complete.
+    /// the part that arrived (RFC 9111 §3.3), never served as complete. A body read once follows
+    /// the origin client's `pacing`, when it has one (``BodyBroadcast/follow(_:)``).
     func pumpBody(
         _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
-        release: @Sendable () async -> Void
+        pacing: OriginBodyPacing? = nil, release: @Sendable () async -> Void
     ) async {
+        if let pacing { body.follow(pacing) }
         var writer: BodyWriter?
         let store = self.store
         let spill: @Sendable () throws -> SpillFile = { try store.makeSpillFile() }
