@@ -74,10 +74,9 @@ extension HeadParsing {
     }
 
     /// How a response's body is delimited (RFC 9112 §6.3): none after `HEAD`, for 1xx, 204
-    /// and 304; chunked when `Transfer-Encoding` is `chunked`; else the `Content-Length`, else
-    /// until the close. `Transfer-Encoding` beside `Content-Length`, or in HTTP/1.0 (§6.1), is
-    /// refused, and so is a transfer coding other than chunked (`gzip`): the cache does not
-    /// decode it, and its bytes would be passed on and stored as the content, still coded.
+    /// and 304; chunked when `Transfer-Encoding` ends in it; until the close when it does not;
+    /// else the `Content-Length`, else until the close. `Transfer-Encoding` beside
+    /// `Content-Length`, or in HTTP/1.0 (§6.1), is refused.
     private static func responseFraming(status: Int, version: HTTPVersion, toHEAD: Bool, facts: FieldFacts) throws
         -> ResponseFraming
     {
@@ -90,11 +89,7 @@ extension HeadParsing {
                 throw HTTPParseError.malformed("both Transfer-Encoding and Content-Length")
             }
             guard facts.chunkedCount <= 1 else { throw HTTPParseError.malformed("chunked twice") }
-            guard facts.otherCodings == 0 else {
-                throw HTTPParseError.malformed("a transfer coding other than chunked, which the cache does not decode")
-            }
-            guard facts.lastCodingIsChunked else { throw HTTPParseError.malformed("chunked not last") }
-            return .chunked
+            return facts.lastCodingIsChunked ? .chunked : .untilClose
         }
         return facts.contentLength.map { .length($0) } ?? .untilClose
     }

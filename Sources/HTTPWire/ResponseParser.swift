@@ -5,9 +5,8 @@ import NIOHTTP1
 /// in as they are read, and come out as interim heads, a final head, the body's bytes and the end
 /// of each response — the counterpart of ``RequestParser``, with the same strictness about
 /// lines and fields, and the response's own framing rules: no body after HEAD, 1xx, 204 and 304;
-/// `chunked` when `Transfer-Encoding` is `chunked` (never beside `Content-Length`; another
-/// transfer coding, which the cache does not decode, is refused); else the `Content-Length`;
-/// else everything until the origin closes.
+/// `chunked` when `Transfer-Encoding` ends in it (never beside `Content-Length`); else the
+/// `Content-Length`; else everything until the origin closes.
 ///
 /// Before each response, say whether its request was `HEAD` (``expectResponse(toHEAD:)``). After a
 /// response that closes the connection, what follows is ignored. Heads and body chunks are
