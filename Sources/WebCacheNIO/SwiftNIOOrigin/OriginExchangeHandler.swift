@@ -99,7 +99,8 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The last error the connection reported (a TLS handshake that failed comes to the request's
     /// write, or as an error around the close): the reason given when it closes.
     private var lastError: (any Error)?
-    /// The back-pressure of the body on its way, made when the head is handed over without it.
+    /// The back-pressure of the body on its way, made when the head is handed over without it
+    /// (its closures hold this handler: let go when the exchange ends, however it ends).
     private var pacing: OriginBodyPacing?
     /// Tells this exchange's pacing from an earlier one's.
     private var mark: Mark?
@@ -114,6 +115,8 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
+        pacing = nil
+        mark = nil
         self.context = nil
     }
 
@@ -269,6 +272,8 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             exchange.body.finish(throwing: exchange.bodyError(error))
             exchange.finished(false)
         }
+        pacing = nil  // its closures hold this handler (a head handed over just now made it)
+        mark = nil
         context.close(promise: nil)
     }
 

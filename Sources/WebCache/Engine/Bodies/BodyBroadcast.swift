@@ -174,13 +174,14 @@ final class BodyBroadcast: Sendable {
             state.memoryBytes += chunk.count
             state.spillChunks()
             state.letGo()
-            var unread: OriginBodyPacing?
+            // Nobody iterating: the chunk counts as taken at once (see `leases`).
+            var takenAtOnce: OriginBodyPacing?
             if state.leases == 0, let pacing = state.pacing {
                 state.reportedUpTo = state.chunks.count
-                unread = pacing
+                takenAtOnce = pacing
             }
             defer { state.waiting = [] }
-            return (state.waiting, unread)
+            return (state.waiting, takenAtOnce)
         }
         pacing?.taken(chunk.count)
         for reader in waiting { reader.resume(returning: chunk) }
