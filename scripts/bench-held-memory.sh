@@ -158,6 +158,17 @@ proxy() {  # proxy PORT [flags…]: a proxy on $work/cache in front of the origi
   kill -0 "$proxy_pid" 2>/dev/null  # an older build may not take the flags
 }
 stop_proxy() { kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; }
+# through_proxy LABEL MODE ARGS…: `clients.py MODE PORT PID ARGS…` against a proxy started for it
+# (WARM=PATH fetches PATH through it first), its line printed after LABEL.
+through_proxy() {
+  local label=$1 mode=$2 port
+  shift 2
+  port=$(free_port)
+  proxy "$port"
+  if [ -n "${WARM:-}" ]; then curl -sf -o /dev/null "http://127.0.0.1:$port$WARM"; fi
+  echo "$label: $(python3 "$work/clients.py" "$mode" "$port" "$proxy_pid" "$@")"
+  stop_proxy
+}
 
 for bound in "--max-buffered-bodies 1099511627776" ""; do
   port=$(free_port)
@@ -173,15 +184,10 @@ done
 echo "2. preload of a page with $VIDEOS videos of $VIDEO bytes: $(python3 "$work/clients.py" peak "$bin" preload "$origin/index.html" --cache-dir "$work/cache")"
 echo "3. get of a stored video: $(python3 "$work/clients.py" peak "$bin" get "$origin/v0.webm" --cache-dir "$work/cache")"
 rm -rf "$work/cache"
-port=$(free_port)
-proxy "$port"
-echo "4. first two bytes of four videos: $(python3 "$work/clients.py" ranges "$port" "$proxy_pid" bytes=0-1 /v0.webm /v1.webm /v2.webm /v3.webm)"
-stop_proxy
-port=$(free_port)
-proxy "$port"
+through_proxy "4. first two bytes of four videos" ranges bytes=0-1 /v0.webm /v1.webm /v2.webm /v3.webm
 middle=$((VIDEO / 2))
-echo "5. after a restart, a 64 KB range in the middle of each: $(python3 "$work/clients.py" ranges "$port" "$proxy_pid" "bytes=$middle-$((middle + 65535))" /v0.webm /v1.webm /v2.webm /v3.webm)"
-stop_proxy
+through_proxy "5. after a restart, a 64 KB range in the middle of each" ranges "bytes=$middle-$((middle + 65535))" \
+  /v0.webm /v1.webm /v2.webm /v3.webm
 rm -rf "$work/cache"
 prefix=$((VIDEO * 3 / 4))
 for i in 0 1; do "$bin" get -r "0-$((prefix - 1))" "$origin/p$i.bin" --cache-dir "$work/cache" >/dev/null; done
@@ -189,16 +195,6 @@ echo "6. get of a whole file stored as a prefix of $prefix bytes: $(python3 "$wo
 echo "7. get of 64 KB just past such a prefix: $(python3 "$work/clients.py" peak "$bin" get -r "$prefix-$((prefix + 65535))" "$origin/p1.bin" --cache-dir "$work/cache")"
 "$bin" get "$origin/v1.webm" --cache-dir "$work/cache" >/dev/null
 echo "8. get of 64 KB in the middle of a stored video: $(python3 "$work/clients.py" peak "$bin" get -r "$middle-$((middle + 65535))" "$origin/v1.webm" --cache-dir "$work/cache")"
-port=$(free_port)
-proxy "$port"
-echo "9. a POST answered with $VIDEO bytes: $(python3 "$work/clients.py" first "$port" "$proxy_pid" POST /export/v0.webm)"
-stop_proxy
-port=$(free_port)
-proxy "$port"
-curl -sf -o /dev/null "http://127.0.0.1:$port/changing/v2.webm"
-echo "10. a stored no-cache file of $VIDEO bytes that changed: $(python3 "$work/clients.py" first "$port" "$proxy_pid" GET /changing/v2.webm)"
-stop_proxy
-port=$(free_port)
-proxy "$port"
-echo "11. a no-store download of $VIDEO bytes read at 20 MB/s: $(python3 "$work/clients.py" slow "$port" "$proxy_pid" /private/v3.webm 20000000)"
-stop_proxy
+through_proxy "9. a POST answered with $VIDEO bytes" first POST /export/v0.webm
+WARM=/changing/v2.webm through_proxy "10. a stored no-cache file of $VIDEO bytes that changed" first GET /changing/v2.webm
+through_proxy "11. a no-store download of $VIDEO bytes read at 20 MB/s" slow /private/v3.webm 20000000

@@ -214,29 +214,8 @@ extension HTTPCache {
                 // command waits for before it exits).
                 keepInBackground(Task { await fetch.body.ended() })
             }
-            return newResponse(fetch, request: request, url: url, collapsed: collapsed)
+            return answer(fetch, to: request, url: url, forward: .stale, collapsed: collapsed)
         }
-    }
-
-    /// A validation's new response from the origin as it goes to the client, its body as it
-    /// arrives (none for `HEAD`).
-    private func newResponse(_ fetch: StreamedFetch, request: HTTPRequest, url: URL, collapsed: Bool)
-        -> CacheResponse
-    {
-        var status = CacheStatus(
-            cache: cacheName, forward: .stale, forwardStatus: fetch.head.status.code, stored: fetch.storing != nil,
-            collapsed: collapsed)
-        var head = fetch.head
-        if let storing = fetch.storing {
-            status.ttl = rules.freshnessLeft(of: storing.stored, at: fetch.responseTime)
-            // Another request's answer is given as the cache stored it (without the fields it may
-            // not keep: `private="Set-Cookie"`, `no-cache="…"` in a shared cache).
-            if collapsed { head.headerFields = storing.stored.response.headerFields }
-        }
-        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
-        head.headerFields.appendCacheStatus(status)
-        let content: CacheResponse.Content = request.method == .head ? .bytes(Data()) : .arriving(fetch.body)
-        return CacheResponse(head: head, content: content, cacheStatus: status, url: url)
     }
 
     /// Offline: the stored response, if the offline policy allows it (see

@@ -204,7 +204,7 @@ final class BodyBroadcast: Sendable {
 
     /// A reader stopped (``BodyLease``): once none is left before the end, nothing will take the
     /// rest, and the origin client following the pace gives it up.
-    fileprivate func leaseEnded() {
+    func leaseEnded() {
         let abandoning = state.withLock { state -> OriginBodyPacing? in
             state.leases -= 1
             guard state.leases == 0, !state.arrivedWhole, !state.finished, state.failure == nil else { return nil }
@@ -352,78 +352,5 @@ final class BodyBroadcast: Sendable {
     /// How many bytes of the body went to a spill file (for tests and measurements).
     var bytesSpilled: Int {
         state.withLock { $0.spilledBytes }
-    }
-
-    /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
-    func slice(_ range: Range<Int>) -> BodyBroadcast {
-        let slice = BodyBroadcast()
-        CallersLoop.task { [self] in
-            var position = 0
-            var index = 0
-            do {
-                while position < range.upperBound, let chunk = try await chunk(at: index) {
-                    let chunkRange = position..<(position + chunk.count)
-                    let wanted = chunkRange.clamped(to: range)
-                    if !wanted.isEmpty {
-                        let start = chunk.startIndex + (wanted.lowerBound - position)
-                        slice.append(chunk[start..<(start + wanted.count)])
-                    }
-                    position += chunk.count
-                    index += 1
-                }
-                if position < range.upperBound {
-                    slice.fail(
-                        CacheError(
-                            .originFailed, "the body ended after \(position) bytes, before the range \(range) was whole"
-                        ))
-                } else {
-                    slice.finish()
-                }
-            } catch {
-                slice.fail(error)
-            }
-        }
-        return slice
-    }
-
-    /// Returns once `count` bytes have arrived, or the whole body if it is shorter; throws the
-    /// body's failure if it fails before.
-    func firstBytes(_ count: Int) async throws {
-        var index = 0
-        var arrived = 0
-        while arrived < count, let chunk = try await chunk(at: index) {
-            arrived += chunk.count
-            index += 1
-        }
-    }
-
-    /// Returns once the body has ended, whole or not (then the store has what it will keep).
-    func ended() async {
-        var index = 0
-        while (try? await chunk(at: index)) != nil { index += 1 }
-    }
-
-    /// The whole body, once it has arrived.
-    func collect() async throws -> Data {
-        var body = Data()
-        var index = 0
-        while let chunk = try await chunk(at: index) {
-            body.append(chunk)
-            index += 1
-        }
-        return body
-    }
-}
-
-/// A reader iterating a ``BodyBroadcast``: the body learns the reader stopped when this goes.
-final class BodyLease: Sendable {
-    private let body: BodyBroadcast
-
-    fileprivate init(body: BodyBroadcast) {
-        self.body = body
-    }
-
-    deinit {
-        body.leaseEnded()
     }
 }

@@ -55,29 +55,37 @@ extension HTTPCache {
             await result.body.ended()
             if await store.entryOnItsWayWritten(key), let stored = onceStored() { return stored }
         }
-        var status = CacheStatus(
-            cache: cacheName, forward: forward, forwardStatus: result.head.status.code,
-            stored: result.storing != nil, collapsed: collapsed)
-        if let storing = result.storing {
-            status.ttl = rules.freshnessLeft(of: storing.stored, at: result.responseTime)
-        }
-        var head = result.head
-        if collapsed, let storing = result.storing {
-            // What the cache stored, as it would serve it: without the fields it may not keep
-            // (`private="Set-Cookie"`, `no-cache="…"` in a shared cache).
-            head.headerFields = storing.stored.response.headerFields
-        }
-        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
-        head.headerFields.appendCacheStatus(status)
+        let head = result.head
         if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil,
             let part = rules.storablePart(of: head), !part.isComplete,
             (part.completeLength ?? .max) <= store.configuration.maximumEntrySize
         {
             completeInBackground(request, key: key, url: url, after: result.body)
         }
-        let arriving = request.method == .head ? nil : result.body
-        return CacheResponse(
-            head: head, content: arriving.map { .arriving($0) } ?? .bytes(Data()), cacheStatus: status, url: url)
+        return answer(result, to: request, url: url, forward: forward, collapsed: collapsed)
+    }
+
+    /// What a fetch answers `request` with once its head is in (a miss's, a validation's new
+    /// response): `Cache-Status` saying whether it is stored and for how long it is fresh; for a
+    /// request that joined another's fetch, the head as the cache stored it; the body as it
+    /// arrives (none for `HEAD`).
+    func answer(
+        _ fetch: StreamedFetch, to request: HTTPRequest, url: URL, forward: CacheStatus.Forward, collapsed: Bool
+    ) -> CacheResponse {
+        var status = CacheStatus(
+            cache: cacheName, forward: forward, forwardStatus: fetch.head.status.code,
+            stored: fetch.storing != nil, collapsed: collapsed)
+        var head = fetch.head
+        if let storing = fetch.storing {
+            status.ttl = rules.freshnessLeft(of: storing.stored, at: fetch.responseTime)
+            // What the cache stored, as it would serve it: without the fields it may not keep
+            // (`private="Set-Cookie"`, `no-cache="…"` in a shared cache).
+            if collapsed { head.headerFields = storing.stored.response.headerFields }
+        }
+        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
+        head.headerFields.appendCacheStatus(status)
+        let content: CacheResponse.Content = request.method == .head ? .bytes(Data()) : .arriving(fetch.body)
+        return CacheResponse(head: head, content: content, cacheStatus: status, url: url)
     }
 
     /// Sends a request and returns once the head is in, streaming the body as

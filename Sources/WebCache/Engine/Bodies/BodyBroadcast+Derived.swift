@@ -1,0 +1,69 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What is made of a broadcast by reading it as any reader does (``BodyBroadcast/chunk(at:)``):
+/// a range of it that follows it, its end, its first bytes, the whole.
+extension BodyBroadcast {
+    /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
+    func slice(_ range: Range<Int>) -> BodyBroadcast {
+        let slice = BodyBroadcast()
+        CallersLoop.task { [self] in
+            var position = 0
+            var index = 0
+            do {
+                while position < range.upperBound, let chunk = try await chunk(at: index) {
+                    let chunkRange = position..<(position + chunk.count)
+                    let wanted = chunkRange.clamped(to: range)
+                    if !wanted.isEmpty {
+                        let start = chunk.startIndex + (wanted.lowerBound - position)
+                        slice.append(chunk[start..<(start + wanted.count)])
+                    }
+                    position += chunk.count
+                    index += 1
+                }
+                if position < range.upperBound {
+                    slice.fail(
+                        CacheError(
+                            .originFailed, "the body ended after \(position) bytes, before the range \(range) was whole"
+                        ))
+                } else {
+                    slice.finish()
+                }
+            } catch {
+                slice.fail(error)
+            }
+        }
+        return slice
+    }
+
+    /// Returns once `count` bytes have arrived, or the whole body if it is shorter; throws the
+    /// body's failure if it fails before.
+    func firstBytes(_ count: Int) async throws {
+        var index = 0
+        var arrived = 0
+        while arrived < count, let chunk = try await chunk(at: index) {
+            arrived += chunk.count
+            index += 1
+        }
+    }
+
+    /// Returns once the body has ended, whole or not (then the store has what it will keep).
+    func ended() async {
+        var index = 0
+        while (try? await chunk(at: index)) != nil { index += 1 }
+    }
+
+    /// The whole body, once it has arrived.
+    func collect() async throws -> Data {
+        var body = Data()
+        var index = 0
+        while let chunk = try await chunk(at: index) {
+            body.append(chunk)
+            index += 1
+        }
+        return body
+    }
+}
