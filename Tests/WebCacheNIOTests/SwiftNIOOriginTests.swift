@@ -10,12 +10,12 @@ import WebCacheTestSupport
 struct SwiftNIOOriginTests {
     static func withOrigin(
         tls: TestTLS? = nil, trust: OriginTrust = OriginTrust(), timeout: Duration = .seconds(2),
-        _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void
+        maximumBodySize: Int = 1 << 20, _ body: (TestOrigin, SwiftNIOOrigin) async throws -> Void
     ) async throws {
         let origin = TestOrigin(tls: tls)
         try await origin.start()
         let client = try SwiftNIOOrigin(
-            connectTimeout: .seconds(1), timeout: timeout, maximumBodySize: 1 << 20, trust: trust)
+            connectTimeout: .seconds(1), timeout: timeout, maximumBodySize: maximumBodySize, trust: trust)
         do {
             try await body(origin, client)
         } catch {
@@ -131,6 +131,33 @@ struct SwiftNIOOriginTests {
             }
             let whole = try await reading.value
             #expect(byteDifference(whole, body) == nil)
+        }
+    }
+
+    @Test(
+        "a reader on another thread taking each chunk as it comes: every byte is counted once, and the connection never stays paused"
+    )
+    func readerOnAnotherThread() async throws {
+        try await Self.withOrigin(maximumBodySize: 64 << 20) { origin, client in
+            let body = Fixtures.patternedBytes(24 << 20)
+            let (stream, pacing, rest) = try await Self.followedDownload(body, origin, client, sendingFirst: 1)
+            rest.open()
+            // Off the connection's event loop: a chunk may be taken before the loop goes on.
+            let reading = Task.detached {
+                var count = 0
+                for try await chunk in stream.body {
+                    count += chunk.count
+                    pacing.taken(chunk.count)
+                }
+                return count
+            }
+            let stalled = Task.detached {
+                try await Task.sleep(for: .seconds(10))
+                pacing.abandon()  // a stalled download ends, in an error, rather than hang the suite
+            }
+            let count = try await reading.value
+            stalled.cancel()
+            #expect(count == body.count)
         }
     }
 

@@ -218,9 +218,10 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return
             }
             armTimer(exchange.timeout, receivingBody: true)
-            let count = buffer.readableBytes
+            // Counted before it is handed over: a reader on another event loop may take it, and
+            // say so, before this one goes on (taken before produced would count it for ever).
+            if pacing?.produced(buffer.readableBytes) == true { readingPaused = true }
             exchange.body.yield(buffer.bodyChunk())
-            if pacing?.produced(count) == true { readingPaused = true }
             if readingPaused { deadline = .distantFuture }  // the reader's wait, not the origin's silence
         case .end:
             deadline = .distantFuture  // the timer stays for the next exchange
