@@ -108,28 +108,10 @@ struct SwiftNIOOriginTests {
             let body = Fixtures.patternedBytes(900_000)
             let (stream, pacing, rest) = try await Self.followedDownload(body, origin, client, sendingFirst: 1)
             rest.open()  // the rest once the pace is followed
-            let received = NIOLockedValueBox(0)
-            let reading = Task {
-                var whole = Data()
-                for try await chunk in stream.body {
-                    whole.append(chunk)
-                    received.withLockedValue { $0 += chunk.count }
-                }
-                return whole
-            }
             // Twice the exchange's time limit: a paused read is not the origin's silence.
-            try await Task.sleep(for: .milliseconds(600))
-            let held = received.withLockedValue { $0 }
+            let (held, whole) = try await PacedReading.heldThenTaken(
+                stream, of: body.count, pacing: pacing, holding: .milliseconds(600))
             #expect(held <= OriginBodyPacing.pauseAbove + (256 << 10), "\(held) bytes read without being taken")
-            // Taking what has come lets the rest come.
-            var taken = 0
-            for _ in 0..<500 where taken < body.count {
-                let now = received.withLockedValue { $0 }
-                pacing.taken(now - taken)
-                taken = now
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            let whole = try await reading.value
             #expect(byteDifference(whole, body) == nil)
         }
     }

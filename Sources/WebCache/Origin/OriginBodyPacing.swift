@@ -7,9 +7,10 @@ import HTTPCaching
 ///
 /// The origin client makes one for each response it streams (``OriginStream/pacing``), saying
 /// how to read again and how to give the body up, and reports each chunk it hands over
-/// (``produced(_:)``), pausing its reads when told to. The engine follows the pace only for a body
-/// with one reader that it does not keep; for any other body nothing is counted and the client
-/// never pauses.
+/// (``produced(_:)``), pausing its reads when told to. For a body with one reader that the
+/// engine does not keep, a byte is taken when that reader takes it; for any other, when it reaches
+/// the engine's copy of the body (so the client pauses only while the store is slower than the
+/// origin).
 public final class OriginBodyPacing: Sendable {
     private struct State {
         var following = false

@@ -211,7 +211,8 @@ extension HTTPCache {
         case .replaced(let fetch):
             if request.method == .head {
                 // No reader follows the body to its end: storing it is background work (which a
-                // command waits for before it exits).
+                // command waits for before it exits), and a body not stored is given up.
+                fetch.body.unread()
                 keepInBackground(Task { await fetch.body.ended() })
             }
             return answer(fetch, to: request, url: url, forward: .stale, collapsed: collapsed)

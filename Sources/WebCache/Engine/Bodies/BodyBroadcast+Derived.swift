@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What is made of a broadcast by reading it as any reader does (``BodyBroadcast/chunk(at:)``):
-/// a range of it that follows it, its end, its first bytes, the whole.
+/// What is made of a broadcast: a range of it that follows it and the whole (read as any reader
+/// does, ``BodyBroadcast/chunk(at:)``), and the moments its first bytes and its end arrive
+/// (``BodyBroadcast/arrival(of:)``, which reads no chunk).
 extension BodyBroadcast {
     /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
     func slice(_ range: Range<Int>) -> BodyBroadcast {
@@ -42,18 +43,12 @@ extension BodyBroadcast {
     /// Returns once `count` bytes have arrived, or the whole body if it is shorter; throws the
     /// body's failure if it fails before.
     func firstBytes(_ count: Int) async throws {
-        var index = 0
-        var arrived = 0
-        while arrived < count, let chunk = try await chunk(at: index) {
-            arrived += chunk.count
-            index += 1
-        }
+        try await arrival(of: count)
     }
 
     /// Returns once the body has ended, whole or not (then the store has what it will keep).
     func ended() async {
-        var index = 0
-        while (try? await chunk(at: index)) != nil { index += 1 }
+        try? await arrival(of: .max)
     }
 
     /// The whole body, once it has arrived.

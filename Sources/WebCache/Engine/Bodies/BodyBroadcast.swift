@@ -21,7 +21,10 @@ import Foundation
 /// other request can join), lets chunks go as its reader takes them (``take(at:)``): only what it
 /// has not read yet is held, and spilled past the budget; a reader as fast as the origin costs
 /// neither memory nor disk; and when the origin client can pause (``follow(_:)``), one slower than
-/// the origin slows the origin down instead of spilling.
+/// the origin slows the origin down instead of spilling. A body being stored becomes one read
+/// once when its storing stops half-way (larger than the store's largest entry, a failed write)
+/// while only its first reader reads it (``storingStopped(pacing:)``): a download of any size
+/// then costs what one not stored does.
 final class BodyBroadcast: Sendable {
     /// The bytes of a body kept in memory once the rest is on disk.
     static let memoryBudget = 256 << 10
@@ -53,7 +56,7 @@ final class BodyBroadcast: Sendable {
         var spilledBytes = 0
         /// For a body read once: the first chunk its reader has not taken.
         var nextToTake = 0
-        /// The origin client's pace, when the body is read once and the client can pause.
+        /// The origin client's pace, when it can pause (``follow(_:)``).
         var pacing: OriginBodyPacing?
         /// The chunks before this one are reported to `pacing` as taken.
         var reportedUpTo = 0
@@ -78,10 +81,44 @@ final class BodyBroadcast: Sendable {
         var arrivedWhole = false
         var failure: (any Error)?
         var waiting: [CheckedContinuation<Data?, any Error>] = []
+        /// One reader takes the body, once: from the start, or since its storing stopped.
+        var readOnce: Bool
+        /// Another reader than the first was let in (``admitsAnotherReader()``): the body is
+        /// kept whole for it, never read once.
+        var shared = false
+        /// Whether a reader ever iterated the body (``lease()``), or the request answered with
+        /// it said none would (``unread()``).
+        var readerCameOrWillNot = false
+        /// Callers of ``firstBytes(_:)`` and ``ended()``, each with the bytes it waits for.
+        var progressWaiters: [(bytes: Int, continuation: CheckedContinuation<Void, any Error>)] = []
 
-        /// Places chunks in the spill file, when spilling, while memory is over the budget.
+        /// Whether the body is read once, still arriving, and no reader will take the rest: its
+        /// reader came and went, or none will come.
+        var nobodyReadsTheRest: Bool {
+            readOnce && readerCameOrWillNot && leases == 0 && !arrivedWhole && !finished && failure == nil
+        }
+
+        /// Takes out the progress waiters whose bytes have arrived (all of them once the body has
+        /// ended or failed).
+        mutating func progressDue() -> [CheckedContinuation<Void, any Error>] {
+            guard !progressWaiters.isEmpty else { return [] }
+            let ended = finished || failure != nil
+            let due = progressWaiters.filter { ended || $0.bytes <= received }.map(\.continuation)
+            if !due.isEmpty { progressWaiters.removeAll { ended || $0.bytes <= received } }
+            return due
+        }
+
+        /// What memory may hold before chunks are spilled: the budget; four times it for a body
+        /// read once at its reader's pace, which the pause bounds already (at
+        /// ``OriginBodyPacing/pauseAbove`` not taken, plus what the connection had read by then),
+        /// so that such a body goes to disk only if its reader stops taking it.
+        var spillAbove: Int {
+            readOnce && pacing != nil && leases > 0 ? 4 * BodyBroadcast.memoryBudget : BodyBroadcast.memoryBudget
+        }
+
+        /// Places chunks in the spill file, when spilling, while memory is over ``spillAbove``.
         mutating func spillChunks() {
-            guard memoryBytes > BodyBroadcast.memoryBudget, let makeSpill else { return }
+            guard memoryBytes > spillAbove, let makeSpill else { return }
             do {
                 if spill == nil {
                     let file = try makeSpill()
@@ -142,6 +179,18 @@ final class BodyBroadcast: Sendable {
             nextToLetGo = max(nextToLetGo, nextToTake)
         }
 
+        /// The reader of a body read once has taken the chunks before `index`: they are let go,
+        /// and the pacing to tell how many bytes that is (those it has not been told of yet).
+        mutating func takeChunks(before index: Int) -> (OriginBodyPacing?, Int) {
+            guard readOnce else { return (nil, 0) }
+            taken(before: index)
+            guard let pacing, reportedUpTo < index else { return (nil, 0) }
+            let end = min(index, chunks.count)
+            let bytes = chunks[reportedUpTo..<end].reduce(0) { $0 + $1.count }
+            reportedUpTo = max(reportedUpTo, end)
+            return (pacing, bytes)
+        }
+
         /// Lets the oldest placed chunks go from memory while it holds more than the budget.
         mutating func letGo() {
             while memoryBytes > BodyBroadcast.memoryBudget, nextToLetGo < chunks.count, let place = placed[nextToLetGo]
@@ -155,18 +204,21 @@ final class BodyBroadcast: Sendable {
         }
     }
 
-    private let state = Locked(State())
-    /// Whether one reader takes the body, once (chunks are let go as it takes them).
-    let readOnce: Bool
+    private let state: Locked<State>
 
     /// A body for any number of readers, or (`readOnce`) for one that reads it once.
     init(readOnce: Bool = false) {
-        self.readOnce = readOnce
+        self.state = Locked(State(readOnce: readOnce))
+    }
+
+    /// Whether one reader takes the body, once (chunks are let go as it takes them).
+    var readOnce: Bool {
+        state.withLock { $0.readOnce }
     }
 
     /// Makes a chunk available to every reader.
     func append(_ chunk: Data) {
-        let (waiting, pacing) = state.withLock { state in
+        let (waiting, pacing, progressed) = state.withLock { state in
             state.chunks.append(.memory(chunk))
             state.starts.append(state.received)
             state.placed.append(nil)
@@ -174,32 +226,89 @@ final class BodyBroadcast: Sendable {
             state.memoryBytes += chunk.count
             state.spillChunks()
             state.letGo()
-            // Nobody iterating: the chunk counts as taken at once (see `leases`).
+            // Nobody iterating (see `leases`), or a body kept whole (its readers read the store's
+            // or a spill file, not the origin): the chunk counts as taken once it is here.
             var takenAtOnce: OriginBodyPacing?
-            if state.leases == 0, let pacing = state.pacing {
+            if state.leases == 0 || !state.readOnce, let pacing = state.pacing {
                 state.reportedUpTo = state.chunks.count
                 takenAtOnce = pacing
             }
             defer { state.waiting = [] }
-            return (state.waiting, takenAtOnce)
+            return (state.waiting, takenAtOnce, state.progressDue())
         }
         pacing?.taken(chunk.count)
         for reader in waiting { reader.resume(returning: chunk) }
+        for waiter in progressed { waiter.resume() }
     }
 
-    /// Follows the origin client's pace (a body read once): what the reader has not taken holds
+    /// Follows the origin client's pace. A body read once: what the reader has not taken holds
     /// up the client's reads past ``OriginBodyPacing/pauseAbove``, and a reader that goes away
-    /// before the end gives the body up.
+    /// before the end gives the body up. Any other: what has not reached the body yet (the store
+    /// is slower than the origin) holds them up, rather than piling up in memory on the way.
     func follow(_ pacing: OriginBodyPacing) {
-        guard readOnce else { return }
         state.withLock { $0.pacing = pacing }
         pacing.follow()
     }
 
+    /// Storing the body stopped before its end: unless another reader was let in
+    /// (``admitsAnotherReader()``), it is read once from now on — each chunk let go once its
+    /// reader has taken it, and the origin client's `pacing` (if any) followed — so that the rest
+    /// of a download larger than the store's largest entry is neither held nor spilled. Nothing
+    /// will read the rest when its reader has already gone: the body is given up then.
+    func storingStopped(pacing: OriginBodyPacing?) {
+        let (following, abandoning) = state.withLock { state -> (OriginBodyPacing?, Bool) in
+            guard !state.readOnce, !state.shared else { return (nil, false) }
+            state.readOnce = true
+            // Chunks that came before are not the pace's to count: it starts at nothing.
+            state.reportedUpTo = state.chunks.count
+            state.pacing = pacing
+            return (pacing, state.nobodyReadsTheRest)
+        }
+        following?.follow()
+        if abandoning { following?.abandon() }
+    }
+
+    /// The request answered with this body does not read it (a `HEAD` whose validation brought a
+    /// new response): read once, with no reader iterating, the rest is given up — nothing would
+    /// read it, and nothing stores it.
+    func unread() {
+        let abandoning = state.withLock { state -> OriginBodyPacing? in
+            state.readerCameOrWillNot = true
+            return state.nobodyReadsTheRest ? state.pacing : nil
+        }
+        abandoning?.abandon()
+    }
+
+    /// Lets a reader other than the first read the body from its start (a request that joined
+    /// the fetch, a range of the body): `false` when the body is read once (its first chunks may
+    /// be gone); else it is kept whole from now on.
+    func admitsAnotherReader() -> Bool {
+        state.withLock { state in
+            guard !state.readOnce else { return false }
+            state.shared = true
+            return true
+        }
+    }
+
     /// A reader starts iterating the body; it stops when the lease returned goes.
     func lease() -> BodyLease {
-        state.withLock { $0.leases += 1 }
+        state.withLock { state in
+            state.leases += 1
+            state.readerCameOrWillNot = true
+        }
         return BodyLease(body: self)
+    }
+
+    /// ``lease()`` while the body is still arriving; `nil` once it has all arrived (nothing is
+    /// given up then).
+    func leaseWhileArriving() -> BodyLease? {
+        let leased = state.withLock { state -> Bool in
+            guard !state.arrivedWhole, !state.finished, state.failure == nil else { return false }
+            state.leases += 1
+            state.readerCameOrWillNot = true
+            return true
+        }
+        return leased ? BodyLease(body: self) : nil
     }
 
     /// A reader stopped (``BodyLease``): once none is left before the end, nothing will take the
@@ -207,8 +316,7 @@ final class BodyBroadcast: Sendable {
     func leaseEnded() {
         let abandoning = state.withLock { state -> OriginBodyPacing? in
             state.leases -= 1
-            guard state.leases == 0, !state.arrivedWhole, !state.finished, state.failure == nil else { return nil }
-            return state.pacing
+            return state.nobodyReadsTheRest ? state.pacing : nil
         }
         abandoning?.abandon()
     }
@@ -263,22 +371,40 @@ final class BodyBroadcast: Sendable {
 
     /// Ends the body.
     func finish() {
-        let waiting = state.withLock { state in
+        let (waiting, progressed) = state.withLock { state in
             state.finished = true
             defer { state.waiting = [] }
-            return state.waiting
+            return (state.waiting, state.progressDue())
         }
         for reader in waiting { reader.resume(returning: nil) }
+        for waiter in progressed { waiter.resume() }
     }
 
     /// Ends the body with an error: every reader throws it once past the chunks it has.
     func fail(_ error: any Error) {
-        let waiting = state.withLock { state in
+        let (waiting, progressed) = state.withLock { state in
             state.failure = error
             defer { state.waiting = [] }
-            return state.waiting
+            return (state.waiting, state.progressDue())
         }
         for reader in waiting { reader.resume(throwing: error) }
+        for waiter in progressed { waiter.resume() }
+    }
+
+    /// Returns once `count` bytes have arrived or the body has ended (whole or not), without
+    /// reading a chunk (so also for a body read once, whose chunks may be gone). Throws the body's
+    /// failure when it failed before `count` bytes.
+    func arrival(of count: Int) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let ready = state.withLock { state -> Bool in
+                if state.received >= count || state.finished || state.failure != nil { return true }
+                state.progressWaiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        let failure = state.withLock { state in state.received < count ? state.failure : nil }
+        if let failure { throw failure }
     }
 
     /// The chunk at `index`, waiting for it if needed; `nil` past the end. A chunk let go from
@@ -310,27 +436,26 @@ final class BodyBroadcast: Sendable {
     /// The chunk at `index` for the reader that answers with the body: ``chunk(at:)``, once the
     /// chunks before it are let go when the body is read once.
     func take(at index: Int) async throws -> Data? {
-        if readOnce {
-            let (pacing, bytes) = state.withLock { state -> (OriginBodyPacing?, Int) in
-                state.taken(before: index)
-                guard let pacing = state.pacing, state.reportedUpTo < index else { return (nil, 0) }
-                let end = min(index, state.chunks.count)
-                let bytes = state.chunks[state.reportedUpTo..<end].reduce(0) { $0 + $1.count }
-                state.reportedUpTo = max(state.reportedUpTo, end)
-                return (pacing, bytes)
-            }
-            if bytes > 0 { pacing?.taken(bytes) }
-        }
+        let (pacing, bytes) = state.withLock { $0.takeChunks(before: index) }
+        if bytes > 0 { pacing?.taken(bytes) }
         return try await chunk(at: index)
     }
 
     /// The chunk at `index` if it has arrived and is still in memory, without waiting: `nil`
-    /// when it has not arrived, was let go to a file, or the body ended before it.
+    /// when it has not arrived, was let go to a file, or the body ended before it. For the reader
+    /// that answers with the body, as ``take(at:)``: when the body is read once, the chunks
+    /// before `index` are let go (a reader that finds every chunk arrived never waits, and must
+    /// let them go all the same, or they would pile up and spill).
     func arrivedChunk(at index: Int) -> Data? {
-        state.withLock { state in
-            guard index < state.chunks.count, case .memory(let data) = state.chunks[index] else { return nil }
-            return data
+        let (data, pacing, bytes) = state.withLock { state -> (Data?, OriginBodyPacing?, Int) in
+            let (pacing, bytes) = state.takeChunks(before: index)
+            guard index < state.chunks.count, case .memory(let data) = state.chunks[index] else {
+                return (nil, pacing, bytes)
+            }
+            return (data, pacing, bytes)
         }
+        if bytes > 0 { pacing?.taken(bytes) }
+        return data
     }
 
     fileprivate enum Ready {

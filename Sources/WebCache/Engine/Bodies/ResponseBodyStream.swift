@@ -49,9 +49,10 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         var index = 0
         /// A stored body's file, once the first chunk is asked for.
         private var reader: BodyReader?
-        /// For a body read once, arriving: held while this iterator is (the body is given up
-        /// when it goes before the end).
+        /// For a body arriving: held while this iterator is (a body read once is given up when
+        /// its last reader goes before the end).
         private var lease: BodyLease?
+        private var leased = false
 
         init(source: Source, index: Int = 0) {
             self.source = source
@@ -66,7 +67,10 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
             case .complete(let body):
                 return index == 0 && !body.isEmpty ? body : nil
             case .arriving(let broadcast):
-                if lease == nil, broadcast.readOnce { lease = broadcast.lease() }
+                if !leased {
+                    lease = broadcast.leaseWhileArriving()
+                    leased = true
+                }
                 return try await broadcast.take(at: index)
             case .stored(let chunks):
                 if reader == nil { reader = try chunks.reader() }
@@ -85,17 +89,19 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
     /// Holds the body as read until the value returned goes, for a reader that makes iterators
     /// one after another (``makeAsyncIterator(startingAt:)``) rather than keeping one: a body the
-    /// cache does not keep is given up once no reader holds it before its end (its origin
-    /// connection closed: nothing would read the rest). `nil` for a body that is not given up.
+    /// cache does not keep (or stopped storing) is given up once no reader holds it before its
+    /// end (its origin connection closed: nothing would read the rest). `nil` for a body that has
+    /// all arrived.
     package func holdReading() -> AnyObject? {
-        guard case .arriving(let broadcast) = source, broadcast.readOnce, !broadcast.hasArrivedWhole else { return nil }
-        return broadcast.lease()
+        guard case .arriving(let broadcast) = source else { return nil }
+        return broadcast.leaseWhileArriving()
     }
 
     /// The chunk at `index` if it is in memory now, without waiting; `nil` when it has not
     /// arrived (or is past the end, or was let go to a file: ``makeAsyncIterator(startingAt:)``
     /// reads those). A writer sends what has arrived in one write (a head with a small body in
-    /// one packet) and waits only for what has not.
+    /// one packet) and waits only for what has not. It reads the body in order: asking for the
+    /// chunk at `index` says it has the ones before (a body the cache does not keep lets them go).
     package func arrivedChunk(at index: Int) -> Data? {
         switch source {
         case .complete(let body): index == 0 && !body.isEmpty ? body : nil

@@ -159,8 +159,11 @@ extension HTTPCache {
 
     /// Whether a request that joined another's fetch may take its answer: only one the cache is
     /// storing and would serve to it without validation (RFC 9111 §4: storable, the same
-    /// variant, reusable as it is — not `no-cache`, not already stale), and that no unsafe
-    /// request has invalidated since it was asked for (it will not be stored either).
+    /// variant, reusable as it is — not `no-cache`, not already stale), that no unsafe
+    /// request has invalidated since it was asked for (it will not be stored either), and whose
+    /// body is still kept whole for more readers (not one the store gave up on half-way and
+    /// only its first reader reads, ``BodyBroadcast/storingStopped(pacing:)``). When it may, the
+    /// body is kept whole for this request from then on.
     func mayShare(_ fetch: StreamedFetch, with request: HTTPRequest) -> Bool {
         guard let storing = fetch.storing else { return false }
         if let mark = storing.removalMark, let key = CacheKey(request: storing.stored.request),
@@ -169,6 +172,7 @@ extension HTTPCache {
             return false
         }
         return rules.reuse(storing.stored, for: request, now: fetch.responseTime).servesStored
+            && fetch.body.admitsAnotherReader()
     }
 
 }

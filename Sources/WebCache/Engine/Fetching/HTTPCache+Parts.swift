@@ -192,7 +192,7 @@ extension HTTPCache {
         }
         let stored = plan
         CallersLoop.task { [self] in
-            await pumpBody(origin.body, into: body, plan: stored, url: url, release: {})
+            await pumpBody(origin.body, into: body, plan: stored, url: url, pacing: origin.pacing, release: {})
         }
         let status = CacheStatus(
             cache: cacheName, forward: .partial, forwardStatus: head.status.code,

@@ -19,7 +19,9 @@ extension HTTPCache {
     /// readers get the bytes before it too when the plan says so); a body
     /// of another length than announced is not stored, except a 200 cut short, which is kept as
     /// the part that arrived (RFC 9111 §3.3), never served as complete. A body read once follows
-    /// the origin client's `pacing`, when it has one (``BodyBroadcast/follow(_:)``).
+    /// the origin client's `pacing`, when it has one (``BodyBroadcast/follow(_:)``), and so does
+    /// one whose storing stops half-way while only its first reader reads it
+    /// (``BodyBroadcast/storingStopped(pacing:)``).
     func pumpBody(
         _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
         pacing: OriginBodyPacing? = nil, release: @Sendable () async -> Void
@@ -36,9 +38,18 @@ extension HTTPCache {
                 writer = nil
             }
         }
-        // Not stored (not storable, or the writer could not start): past the budget the body
-        // goes to a spill file.
-        if writer == nil { body.spillWhenLarge(spill) }
+        /// Storing stopped (or never started) with the body still to come: a body only its first
+        /// reader reads is read once from here on, at its pace; past the budget what is held goes
+        /// to a spill file.
+        var stoppedStoring = false
+        func stopStoring() {
+            guard !stoppedStoring else { return }
+            stoppedStoring = true
+            body.storingStopped(pacing: pacing)
+            body.spillWhenLarge(spill)
+        }
+        // Not stored (not storable, or the writer could not start).
+        if writer == nil { stopStoring() }
         // What the readers get of `before` comes first in the body they read, and in the file.
         let beforeCount = plan.before?.count ?? 0
         let beforeForReaders = plan.readersGetBefore ? beforeCount : 0
@@ -56,13 +67,13 @@ extension HTTPCache {
                     }
                     if bodyKeptInFile { body.bodyInFile(upTo: forReaders) }
                 } else if writer != nil {
-                    body.spillWhenLarge(spill)  // too large to store: the rest goes to a spill file
+                    stopStoring()  // too large to store
                 }
             } catch {
                 storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                 writer?.cancel()
                 writer = nil
-                body.spillWhenLarge(spill)
+                stopStoring()
             }
         }
         var received = 0
@@ -83,7 +94,7 @@ extension HTTPCache {
                     storeProblem("could not store \(url?.absoluteString ?? "?"), serving it anyway: \(error)")
                     writer?.cancel()
                     writer = nil
-                    body.spillWhenLarge(spill)
+                    stopStoring()
                 }
             }
             for try await chunk in chunks {
