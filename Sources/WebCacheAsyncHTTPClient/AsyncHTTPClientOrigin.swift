@@ -76,19 +76,30 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
     }
 
-    /// Sends the request and streams the body; see `stream(_:body:)`.
+    /// Sends the request and streams the body; see `stream(_:body:)`. The body is read from
+    /// AsyncHTTPClient (and so from the connection) only as fast as the engine's reader takes it
+    /// when the engine follows its pace (``OriginStream/pacing``); given up, the request is
+    /// cancelled and its connection closed.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)
         let limit = maximumBodySize
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let gate = BodyReadGate()
+        let pacing = OriginBodyPacing(resume: { gate.resume() }, abandon: { gate.abandon() })
         let pump = Task {
             var received = 0
             do {
-                for try await buffer in response.body {
+                var chunks = response.body.makeAsyncIterator()
+                while !gate.isAbandoned, let buffer = try await chunks.next() {
                     received += buffer.readableBytes
                     guard received <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
+                    // Counted before it is handed over: its reader may take it (and say so) first.
+                    let seen = gate.resumes
+                    let pause = pacing.produced(buffer.readableBytes)
                     continuation.yield(Data(buffer.readableBytesView))
+                    if pause { try await gate.waitForResume(after: seen) }
                 }
+                if gate.isAbandoned { throw CancellationError() }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: Self.classify(error, url: url, receiving: true))
@@ -97,7 +108,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         continuation.onTermination = { termination in
             if case .cancelled = termination { pump.cancel() }
         }
-        return OriginStream(head: Self.head(of: response), body: stream)
+        return OriginStream(head: Self.head(of: response), body: stream, pacing: pacing)
     }
 
     private func execute(_ request: HTTPRequest, body: Data?) async throws -> (URL, HTTPClientResponse) {

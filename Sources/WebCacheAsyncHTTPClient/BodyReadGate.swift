@@ -1,0 +1,58 @@
+import HTTPCaching
+
+/// Where a streamed body's pump waits while its reader is behind (``WebCache/OriginBodyPacing``
+/// said to pause): it reads the next chunk from AsyncHTTPClient — which then reads from the
+/// connection — only once the pacing resumes it, or stops when the body is given up.
+///
+/// Resumes are counted, so that one that comes between the pacing saying "pause" and the pump
+/// starting to wait is not lost: the pump notes the count before it hands a chunk over and waits
+/// for a later one.
+final class BodyReadGate: Sendable {
+    private struct State {
+        var resumes = 0
+        var abandoned = false
+        var waiting: CheckedContinuation<Void, any Error>?
+    }
+
+    private let state = Locked(State())
+
+    /// Resumes handed out so far: note it before handing a chunk over that may pause the pump.
+    var resumes: Int { state.withLock { $0.resumes } }
+
+    /// Whether the body was given up (its reader went away).
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
+    /// The pacing resumed the reads: a pump waiting goes on.
+    func resume() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.resumes += 1
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
+    }
+
+    /// The body is given up: a pump waiting stops with `CancellationError`, as does the next wait.
+    func abandon() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.abandoned = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume(throwing: CancellationError())
+    }
+
+    /// Returns once there have been more than `seen` resumes; throws `CancellationError` once the
+    /// body is given up.
+    func waitForResume(after seen: Int) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome = state.withLock { state -> Result<Void, any Error>? in
+                if state.abandoned { return .failure(CancellationError()) }
+                if state.resumes > seen { return .success(()) }
+                state.waiting = continuation
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+}
