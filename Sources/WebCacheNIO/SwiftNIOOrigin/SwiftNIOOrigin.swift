@@ -53,7 +53,9 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// - Parameters:
     ///   - connectTimeout: how long to wait for a connection before the origin counts as unreachable.
     ///   - timeout: how long the response head may take, and then each chunk of the body.
-    ///   - maximumBodySize: the largest body accepted from the origin.
+    ///   - maximumBodySize: the largest body accepted from the origin; a longer one fails there.
+    ///     No limit by default: the engine holds at most a few hundred KiB of a body it does not
+    ///     keep, reading it only as fast as its reader takes it (``WebCache/OriginBodyPacing``).
     ///   - maximumIdleConnectionsPerHost: kept-alive connections kept per endpoint between requests
     ///     (for 30 s each). Below the number of requests a busy client sends at once, connections
     ///     are closed and made again all the time.
@@ -61,7 +63,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     ///     roots by default).
     ///   - group: the event loops connections run on.
     public init(
-        connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = 512 << 20,
+        connectTimeout: Duration = .seconds(10), timeout: Duration = .seconds(60), maximumBodySize: Int = .max,
         maximumIdleConnectionsPerHost: Int = 256, trust: OriginTrust = OriginTrust(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {

@@ -70,7 +70,7 @@ struct GetCommand: AsyncParsableCommand {
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
             let origin = AsyncHTTPClientOrigin(
-                maximumBodySize: network.maxResponseSize, trust: try network.trust(cache))
+                maximumBodySize: network.maxResponseSize ?? .max, trust: try network.trust(cache))
             let outcome: Result<Void, any Error>
             do {
                 let httpCache = try HTTPCache(

@@ -93,6 +93,10 @@ struct PreloadCommand: AsyncParsableCommand {
 /// Opens the cache the command options describe around an AsyncHTTPClient origin, runs `body`,
 /// and closes everything whatever happens.
 enum CachedSession {
+    /// The largest response body taken from the origin unless `--max-response-size` says
+    /// otherwise: the preloader holds pages and stylesheets whole to find their references.
+    static let pageBodyLimit = 512 << 20
+
     static func run<T>(
         _ options: CacheOptions, network: NetworkOptions? = nil, connectionsPerHost: Int = 8,
         _ body: (HTTPCache) async throws -> T
@@ -101,8 +105,8 @@ enum CachedSession {
         let storeConfiguration = try options.storeConfiguration()
         let trust = try network?.trust(options) ?? OriginTrust(certificateFiles: options.configuredCACertificates())
         let origin = AsyncHTTPClientOrigin(
-            maximumBodySize: network?.maxResponseSize ?? 512 << 20, maximumConnectionsPerHost: connectionsPerHost,
-            trust: trust)
+            maximumBodySize: network?.maxResponseSize ?? Self.pageBodyLimit,
+            maximumConnectionsPerHost: connectionsPerHost, trust: trust)
         do {
             let httpCache: HTTPCache
             do {

@@ -173,7 +173,7 @@ struct ProxyCommand: AsyncParsableCommand {
             // upstream connections are made on the event loop of the client's connection.
             let origin = try SwiftNIOOrigin(
                 connectTimeout: .seconds(min(10, upstreamTimeout)), timeout: .seconds(upstreamTimeout),
-                maximumBodySize: network.maxResponseSize, trust: trust)
+                maximumBodySize: network.maxResponseSize ?? .max, trust: trust)
             let rules = CacheRules(kind: .shared, targetedFields: [HTTPField.Name(targetField)!])
             var logger = Logger(label: "webcache-proxy")
             logger.logLevel = .info

@@ -19,9 +19,9 @@ struct NetworkOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Bytes of a response body taken from the origin; a longer one is cut there (the client, or the command, sees it end early).",
+            "Bytes of a response body taken from the origin; a longer one is cut there (the client, or the command, sees it end early). No limit by default for get and proxy, which read a body the cache does not keep only as fast as it is written on; 512 MiB for preload, which holds pages whole.",
             valueName: "bytes"))
-    var maxResponseSize: Int = 512 << 20
+    var maxResponseSize: Int?
 
     /// The trust for HTTPS origins: the system's roots, `cacert` in the configuration file and
     /// `--cacert`.
@@ -31,7 +31,7 @@ struct NetworkOptions: ParsableArguments {
 
     func validate() throws {
         _ = try seconds()
-        guard maxResponseSize > 0 else {
+        if let maxResponseSize, maxResponseSize <= 0 {
             throw ValidationError("--max-response-size must be positive, not \(maxResponseSize)")
         }
     }
