@@ -78,7 +78,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// Sends the request and streams the body; see `stream(_:body:)`. The body is read from
     /// AsyncHTTPClient (and so from the connection) only as fast as the engine's reader takes it
-    /// when the engine follows its pace (``OriginStream/pacing``); given up, the request is
+    /// when the engine follows its pace (`OriginStream.pacing`); given up, the request is
     /// cancelled and its connection closed.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)

@@ -1,6 +1,6 @@
 import HTTPCaching
 
-/// Where a streamed body's pump waits while its reader is behind (``WebCache/OriginBodyPacing``
+/// Where a streamed body's pump waits while its reader is behind (`OriginBodyPacing`
 /// said to pause): it reads the next chunk from AsyncHTTPClient — which then reads from the
 /// connection — only once the pacing resumes it, or stops when the body is given up.
 ///

@@ -55,7 +55,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     ///   - timeout: how long the response head may take, and then each chunk of the body.
     ///   - maximumBodySize: the largest body accepted from the origin; a longer one fails there.
     ///     No limit by default: the engine holds at most a few hundred KiB of a body it does not
-    ///     keep, reading it only as fast as its reader takes it (``WebCache/OriginBodyPacing``).
+    ///     keep, reading it only as fast as its reader takes it (`OriginBodyPacing`).
     ///   - maximumIdleConnectionsPerHost: kept-alive connections kept per endpoint between requests
     ///     (for 30 s each). Below the number of requests a busy client sends at once, connections
     ///     are closed and made again all the time.
