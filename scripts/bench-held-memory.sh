@@ -16,7 +16,9 @@
 #  10. a GET through the proxy of a stored `no-cache` file of VIDEO bytes that has changed, so
 #      that its revalidation brings the new body: when its first bytes come, and the peak RSS;
 #  11. a `no-store` download of VIDEO bytes through the proxy by a client reading 20 MB/s: what
-#      the proxy wrote to disk (its `write_bytes`), and its peak RSS.
+#      the proxy wrote to disk (its `write_bytes`), and its peak RSS;
+#  12. the same for a storable download of three times VIDEO bytes sent chunked, which the store
+#      gives up on half-way (past its largest entry, 64 MiB), read at 100 MB/s.
 # Everything runs on 127.0.0.1 (Python origins), in a scratch folder removed on exit.
 #   scripts/bench-held-memory.sh        # CLIENTS=40 BODY=60000000 VIDEOS=8 VIDEO=40000000
 set -euo pipefail
@@ -46,7 +48,14 @@ class Origin(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/export/"): return self.do_GET()
         self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
     def do_GET(self):
-        path = os.path.join(root, re.sub(r"^/(export|changing|private)/", "/", self.path.split("?")[0]).lstrip("/"))
+        path = os.path.join(root, re.sub(r"^/(export|changing|private|long)/", "/", self.path.split("?")[0]).lstrip("/"))
+        if self.path.startswith("/long/"):  # storable, three times the file, chunked: its length unannounced
+            self.send_response(200); self.send_header("Cache-Control", "max-age=3600")
+            self.send_header("Transfer-Encoding", "chunked"); self.end_headers()
+            for _ in range(3):
+                with open(path, "rb") as body:
+                    while chunk := body.read(1 << 20): self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n"); return
         size = os.path.getsize(path)
         ranged = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
         start, end = (int(ranged[1]), int(ranged[2] or size - 1)) if ranged else (0, size - 1)
@@ -198,3 +207,5 @@ echo "8. get of 64 KB in the middle of a stored video: $(python3 "$work/clients.
 through_proxy "9. a POST answered with $VIDEO bytes" first POST /export/v0.webm
 WARM=/changing/v2.webm through_proxy "10. a stored no-cache file of $VIDEO bytes that changed" first GET /changing/v2.webm
 through_proxy "11. a no-store download of $VIDEO bytes read at 20 MB/s" slow /private/v3.webm 20000000
+through_proxy "12. a storable download of $((3 * VIDEO)) bytes, length unannounced, past the store's largest entry (64 MiB), read at 100 MB/s" \
+  slow /long/v3.webm 100000000
