@@ -64,14 +64,30 @@ struct ProxyStreamingTests {
     }
 
     /// A storable download with no length, larger than the store's largest entry (256 KiB in
-    /// these tests), its first `first` bytes at once and the rest once `rest` opens.
-    static func unstorableDownload(_ body: Data, _ origin: TestOrigin, sendingFirst first: Int, rest: OriginGate) {
+    /// these tests), at `/download`: its first 600,000 bytes at once and the rest once `rest`
+    /// opens.
+    static func routeUnstorableDownload(_ body: Data, _ origin: TestOrigin, rest: OriginGate) {
         origin.route("/download") { _ in
             var response = TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
             response.chunked = true
-            response.pauseAfter = first
+            response.pauseAfter = 600_000
             response.pauseUntil = rest
             return response
+        }
+    }
+
+    /// Runs `test` with a proxy whose store keeps at most 256 KiB an entry, in front of an origin
+    /// serving a 3 MiB body as such a download (given to `test` with the gate to its rest).
+    static func withUnstorableDownload(
+        _ test: (TestOrigin, _ port: Int, HTTPClient, _ body: Data, _ rest: OriginGate) async throws -> Void
+    ) async throws {
+        try await TestOrigin.with { origin in
+            let body = Fixtures.patternedBytes(3 << 20)
+            let rest = OriginGate()
+            Self.routeUnstorableDownload(body, origin, rest: rest)
+            try await ProxyTests.withProxy(origin, adjust: { $0.store.maximumEntrySize = 256 << 10 }) { port, client in
+                try await test(origin, port, client, body, rest)
+            }
         }
     }
 
@@ -79,57 +95,47 @@ struct ProxyStreamingTests {
         "a download the store gives up on half-way is its client's alone from there: whole for a slow client; a request meanwhile makes its own"
     )
     func storingStoppedDownload() async throws {
-        try await TestOrigin.with { origin in
-            let body = Fixtures.patternedBytes(3 << 20)
-            let rest = OriginGate()
-            Self.unstorableDownload(body, origin, sendingFirst: 600_000, rest: rest)
-            try await ProxyTests.withProxy(origin, adjust: { $0.store.maximumEntrySize = 256 << 10 }) { port, client in
-                let slow = try await client.execute(
-                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
-                var received = Data()
-                for try await chunk in slow.body {
-                    if received.isEmpty { rest.open() }
-                    received.append(contentsOf: chunk.readableBytesView)
-                    if received.count < 1 << 20 { try await Task.sleep(for: .milliseconds(2)) }
-                }
-                #expect(byteDifference(received, body) == nil)
-                // A request while the body is read once makes its own fetch, and gets it whole.
-                let gate = OriginGate()
-                Self.unstorableDownload(body, origin, sendingFirst: 600_000, rest: gate)
-                let first = try await client.execute(
-                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
-                var iterator = first.body.makeAsyncIterator()
-                var firstBytes = try await iterator.next()?.readableBytes ?? 0
-                await gate.arrivals(1)
-                let second = Task {
-                    let response = try await client.execute(
-                        HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
-                    return try await response.body.collect(upTo: 8 << 20)
-                }
-                try await Task.sleep(for: .milliseconds(100))
-                gate.open()
-                while let chunk = try await iterator.next() { firstBytes += chunk.readableBytes }
-                #expect(firstBytes == body.count)
-                #expect(byteDifference(try await second.value.readableBytesView, body) == nil)
-                #expect(origin.count("/download") == 3)
+        try await Self.withUnstorableDownload { origin, port, client, body, rest in
+            let slow = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
+            var received = Data()
+            for try await chunk in slow.body {
+                if received.isEmpty { rest.open() }
+                received.append(contentsOf: chunk.readableBytesView)
+                if received.count < 1 << 20 { try await Task.sleep(for: .milliseconds(2)) }
             }
+            #expect(byteDifference(received, body) == nil)
+            // A request while the body is read once makes its own fetch, and gets it whole.
+            let gate = OriginGate()
+            Self.routeUnstorableDownload(body, origin, rest: gate)
+            let first = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
+            var iterator = first.body.makeAsyncIterator()
+            var firstBytes = try await iterator.next()?.readableBytes ?? 0
+            await gate.arrivals(1)
+            let second = Task {
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
+                return try await response.body.collect(upTo: 8 << 20)
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            gate.open()
+            while let chunk = try await iterator.next() { firstBytes += chunk.readableBytes }
+            #expect(firstBytes == body.count)
+            #expect(byteDifference(try await second.value.readableBytesView, body) == nil)
+            #expect(origin.count("/download") == 3)
         }
     }
 
     @Test("a client that goes away during a download the store gave up on: the origin connection is closed")
     func storingStoppedClientGone() async throws {
-        try await TestOrigin.with { origin in
-            let body = Fixtures.patternedBytes(3 << 20)
-            let held = OriginGate()
-            Self.unstorableDownload(body, origin, sendingFirst: 600_000, rest: held)
-            try await ProxyTests.withProxy(origin, adjust: { $0.store.maximumEntrySize = 256 << 10 }) { port, client in
-                let leaving = try await client.execute(
-                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(10))
-                for try await _ in leaving.body { break }
-                let open = try await origin.connectionsOpen(afterWaitingAtMost: .milliseconds(1500))
-                held.open()
-                #expect(open == 0, "the proxy went on reading a body nobody would read or store")
-            }
+        try await Self.withUnstorableDownload { origin, port, client, _, held in
+            let leaving = try await client.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(10))
+            for try await _ in leaving.body { break }
+            let open = try await origin.connectionsOpen(afterWaitingAtMost: .milliseconds(1500))
+            held.open()
+            #expect(open == 0, "the proxy went on reading a body nobody would read or store")
         }
     }
 

@@ -6,7 +6,7 @@ import Foundation
 
 /// What is made of a broadcast: a range of it that follows it and the whole (read as any reader
 /// does, ``BodyBroadcast/chunk(at:)``), and the moments its first bytes and its end arrive
-/// (``BodyBroadcast/arrival(of:)``, which reads no chunk).
+/// (``BodyBroadcast/firstBytes(_:)``, which reads no chunk).
 extension BodyBroadcast {
     /// The bytes `range` of this body, as another broadcast that follows this one as it arrives.
     func slice(_ range: Range<Int>) -> BodyBroadcast {
@@ -40,15 +40,9 @@ extension BodyBroadcast {
         return slice
     }
 
-    /// Returns once `count` bytes have arrived, or the whole body if it is shorter; throws the
-    /// body's failure if it fails before.
-    func firstBytes(_ count: Int) async throws {
-        try await arrival(of: count)
-    }
-
     /// Returns once the body has ended, whole or not (then the store has what it will keep).
     func ended() async {
-        try? await arrival(of: .max)
+        try? await firstBytes(.max)
     }
 
     /// The whole body, once it has arrived.
