@@ -105,6 +105,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
                 continuation.finish(throwing: Self.classify(error, url: url, receiving: true))
             }
         }
+        gate.cancelOnAbandon(pump)
         continuation.onTermination = { termination in
             if case .cancelled = termination { pump.cancel() }
         }

@@ -12,6 +12,8 @@ final class BodyReadGate: Sendable {
         var resumes = 0
         var abandoned = false
         var waiting: CheckedContinuation<Void, any Error>?
+        /// The pump, cancelled when the body is given up (``cancelOnAbandon(_:)``).
+        var pump: Task<Void, Never>?
     }
 
     private let state = Locked(State())
@@ -32,14 +34,26 @@ final class BodyReadGate: Sendable {
         waiting?.resume()
     }
 
-    /// The body is given up: a pump waiting stops with `CancellationError`, as does the next wait.
+    /// The body is given up: a pump waiting stops with `CancellationError`, as does the next wait,
+    /// and the pump's task is cancelled (one waiting for AsyncHTTPClient's next bytes, from an
+    /// origin that sends nothing, stops then; AsyncHTTPClient closes the connection).
     func abandon() {
-        let waiting = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let (waiting, pump) = state.withLock { state in
             state.abandoned = true
             defer { state.waiting = nil }
-            return state.waiting
+            return (state.waiting, state.pump)
         }
         waiting?.resume(throwing: CancellationError())
+        pump?.cancel()
+    }
+
+    /// Cancels `pump` when the body is given up, at once if it already is.
+    func cancelOnAbandon(_ pump: Task<Void, Never>) {
+        let abandoned = state.withLock { state in
+            state.pump = pump
+            return state.abandoned
+        }
+        if abandoned { pump.cancel() }
     }
 
     /// Returns once there have been more than `seen` resumes; throws `CancellationError` once the

@@ -57,4 +57,25 @@ struct AsyncHTTPClientOriginPacingTests {
             try await client.shutdown()
         }
     }
+
+    @Test(
+        "a body given up while the origin sends nothing: its connection is closed then, not at the origin's next bytes"
+    )
+    func abandonedWhileSilent() async throws {
+        try await TestOrigin.with { origin in
+            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(10))
+            let (stream, pacing, rest) = try await Self.followedDownload(
+                origin, client, body: Fixtures.patternedBytes(900_000))
+            var chunks = stream.body.makeAsyncIterator()
+            _ = try await chunks.next()  // the first byte; the rest is held
+            pacing.abandon()
+            let open = try await origin.connectionsOpen(afterWaitingAtMost: .seconds(2))
+            rest.open()
+            #expect(open == 0, "the connection was kept until the origin sent more")
+            await #expect(throws: (any Error).self) {
+                while try await chunks.next() != nil {}
+            }
+            try await client.shutdown()
+        }
+    }
 }
