@@ -24,8 +24,9 @@ public final class EventLoopTaskExecutor: TaskExecutor {
 
 extension EventLoop {
     /// Starts `operation` as a task that prefers this event loop's thread where the platform
-    /// allows, else as an ordinary task.
-    public func startTask(_ operation: sending @escaping @isolated(any) () async -> Void) {
+    /// allows, else as an ordinary task; returns the task (to cancel it).
+    @discardableResult
+    public func startTask(_ operation: sending @escaping @isolated(any) () async -> Void) -> Task<Void, Never> {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
             Task(executorPreference: EventLoopTaskExecutor(self), operation: operation)
         } else {

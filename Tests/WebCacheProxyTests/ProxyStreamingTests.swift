@@ -200,3 +200,28 @@ struct ProxyStreamingTests {
         }
     }
 }
+
+extension ProxyStreamingTests {
+    @Test(
+        "a client that resets its connection while the answer waits for the origin's next bytes: the origin connection is closed at once"
+    )
+    func clientResetWhileOriginSilent() async throws {
+        try await TestOrigin.with { origin in
+            let rest = origin.routeHeldBody(
+                "/poll", Fixtures.patternedBytes(64 << 10), sendingFirst: 8 << 10, cacheControl: "no-store",
+                chunked: true)
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port, "GET /poll HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                await rest.arrivals(1)
+                try await Task.sleep(for: .milliseconds(200))  // the first bytes reach the client
+                // Unread bytes make the close a reset: the proxy learns at once that its client is
+                // gone, while the origin sends nothing it could fail to write.
+                RawHTTPClient.close(connection)
+                let open = try await origin.connectionsOpen(afterWaitingAtMost: .milliseconds(1500))
+                rest.open()
+                #expect(open == 0, "the proxy held the origin connection of a client that left")
+            }
+        }
+    }
+}

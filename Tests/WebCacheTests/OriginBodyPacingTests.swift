@@ -177,6 +177,46 @@ struct OriginBodyPacingTests {
         withExtendedLifetime(lease) {}
     }
 
+    @Test(
+        "a reader whose task is cancelled while it waits stops with CancellationError: a body read once is given up; on a shared body the other reader's wait goes on"
+    )
+    func cancelledWhileWaiting() async throws {
+        let counted = Counted()
+        let body = BodyBroadcast(readOnce: true)
+        body.follow(counted.pacing)
+        body.append(Self.chunk)
+        let reader = Task {
+            var iterator = ResponseBodyStream(source: .arriving(body)).makeAsyncIterator()
+            _ = try await iterator.next()
+            return try await iterator.next()  // nothing more arrives
+        }
+        try await Self.untilWaiting(1, body)
+        reader.cancel()
+        await #expect(throws: CancellationError.self) { try await reader.value }
+        #expect(body.waitingReaders == 0)
+        #expect(counted.abandons.withLockedValue { $0 } == 1, "nothing reads the rest: the origin stops")
+        // Already cancelled before it waits: it does not wait.
+        let late = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await body.chunk(at: 1)
+        }
+        await #expect(throws: CancellationError.self) { try await late.value }
+
+        let shared = BodyBroadcast()
+        let (first, second) = (Task { try await shared.chunk(at: 0) }, Task { try await shared.chunk(at: 0) })
+        try await Self.untilWaiting(2, shared)
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        shared.append(Self.chunk)
+        #expect(try await second.value == Self.chunk)
+    }
+
+    /// Returns once `count` readers wait on `body` (at most 5 s).
+    static func untilWaiting(_ count: Int, _ body: BodyBroadcast) async throws {
+        for _ in 0..<500 where body.waitingReaders < count { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(body.waitingReaders == count)
+    }
+
     @Test("a body its request will not read (a HEAD's new response): given up when not stored, or once storing stops")
     func unread() {
         let notStored = Counted()

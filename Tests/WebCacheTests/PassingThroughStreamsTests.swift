@@ -73,4 +73,30 @@ struct PassingThroughStreamsTests {
             #expect(!after.isFromCache, "the POST invalidated the stored GET")
         }
     }
+
+    @Test(
+        "a reader cancelled while the origin sends nothing: its wait ends at once, and a body nobody else reads is given up (the origin connection closed)"
+    )
+    func cancelledReader() async throws {
+        try await EngineHarness.run { h in
+            let rest = h.origin.routeHeldBody(
+                "/feed", Self.body, sendingFirst: 8 << 10, cacheControl: "no-store", chunked: true)
+            let (firstChunk, tookFirstChunk) = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                let response = try await h.cache.streamingResponse(for: HTTPRequest(url: h.origin.url("/feed")))
+                var iterator = response.body.makeAsyncIterator()
+                _ = try await iterator.next()
+                tookFirstChunk.yield()
+                while try await iterator.next() != nil {}
+            }
+            for await _ in firstChunk { break }
+            await rest.arrivals(1)
+            try await Task.sleep(for: .milliseconds(100))  // the reader waits for the rest
+            reader.cancel()
+            await #expect(throws: CancellationError.self) { try await reader.value }
+            let open = try await h.origin.connectionsOpen(afterWaitingAtMost: .milliseconds(1500))
+            rest.open()
+            #expect(open == 0, "the origin connection was kept for a body nobody reads")
+        }
+    }
 }

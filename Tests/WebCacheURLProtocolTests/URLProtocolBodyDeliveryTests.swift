@@ -80,6 +80,23 @@ extension URLProtocolTests {
         }
     }
 
+    @Test(
+        "a task cancelled while the origin sends nothing stops loading at once: a body nobody else reads is given up, its origin connection closed"
+    )
+    func cancelledWhileOriginSilent() async throws {
+        try await EngineHarness.run { h in
+            let rest = h.origin.routeHeldBody(
+                "/feed", Self.streamedBody, sendingFirst: 8 << 10, cacheControl: "no-store")
+            defer { WebCacheURLProtocol.uninstall() }
+            let (streaming, received) = Self.dataTask(h.cache, h.origin.url("/feed"))
+            #expect(await received.wait { !$0.bytes.isEmpty })
+            streaming.invalidateAndCancel()
+            let open = try await h.origin.connectionsOpen(afterWaitingAtMost: .milliseconds(1500))
+            rest.open()
+            #expect(open == 0, "the origin connection was kept for a task that was cancelled")
+        }
+    }
+
     @Test("delivered whole, nothing reaches the session before the body's end")
     func whole() async throws {
         try await EngineHarness.run { h in

@@ -154,6 +154,9 @@ public class WebCacheURLProtocol: URLProtocol {
             }
             client?.urlProtocolDidFinishLoading(this)
         } catch {
+            // Once stopped, the protocol tells its client nothing more (a cancelled wait for the
+            // body ends here; on Linux the session has already forgotten the task, and traps).
+            guard !Task.isCancelled else { return }
             client?.urlProtocol(this, didFailWithError: Self.urlError(for: error))
         }
     }

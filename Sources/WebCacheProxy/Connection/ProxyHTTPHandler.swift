@@ -54,6 +54,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let tunnel: InterceptedTunnel?
     /// The answers replayed on this connection: plain and tunnelled requests are kept apart.
     private let answers: ReplayCache
+    /// The task answering the request in progress, when it is answered on one: cancelled when
+    /// the client goes, so that an answer waiting for the origin's next bytes stops waiting (and
+    /// a body only its client would read is given up, its origin connection closed).
+    private var answering: Task<Void, Never>?
     /// The body of the last answer on a task, when the answer was over before its stream ended:
     /// the next answer on a task waits for it before the connection goes on (``UnendedBody``).
     private var unended: UnendedBody?
@@ -168,6 +172,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         headDeadline?.cancel()
         headDeadline = nil
         releaseBody()
+        answering?.cancel()
+        answering = nil
         context.fireChannelInactive()
     }
 
@@ -297,7 +303,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let channel = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let interim = InterimForwarding.accepts(head.version) ? InterimForwarding(channel: channel) : nil
-        context.eventLoop.startTask {
+        answering = context.eventLoop.startTask {
             let response: ProxyResponse
             switch routing {
             case .answered(let answer): response = answer
@@ -360,6 +366,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// HTTP, closes after the last answer (with a 400 for the bad bytes).
     func answered(context: ChannelHandlerContext, keepAlive: Bool) {
         releaseBody()
+        answering = nil
         guard state.answerWritten(keepAlive: keepAlive) else {
             context.close(promise: nil)
             return

@@ -65,7 +65,9 @@ extension BodyBroadcast {
         /// The origin's stream ended with every byte: what is left is storing it.
         var arrivedWhole = false
         var failure: (any Error)?
-        var waiting: [CheckedContinuation<Data?, any Error>] = []
+        /// Readers waiting for the next chunk, each with a number its cancellation finds it by.
+        var waiting: [(reader: UInt64, continuation: CheckedContinuation<Data?, any Error>)] = []
+        var lastWaitingReader: UInt64 = 0
         /// One reader takes the body, once: from the start, or since its storing stopped.
         var readOnce: Bool
         /// Another reader than the first was let in (``admitsAnotherReader()``): the body is

@@ -62,7 +62,7 @@ final class BodyBroadcast: Sendable {
             return (state.waiting, takenAtOnce, state.progressDue())
         }
         pacing?.taken(chunk.count)
-        for reader in waiting { reader.resume(returning: chunk) }
+        for reader in waiting { reader.continuation.resume(returning: chunk) }
         for waiter in progressed { waiter.resume() }
     }
 
@@ -197,7 +197,7 @@ final class BodyBroadcast: Sendable {
             defer { state.waiting = [] }
             return (state.waiting, state.progressDue())
         }
-        for reader in waiting { reader.resume(returning: nil) }
+        for reader in waiting { reader.continuation.resume(returning: nil) }
         for waiter in progressed { waiter.resume() }
     }
 
@@ -208,7 +208,7 @@ final class BodyBroadcast: Sendable {
             defer { state.waiting = [] }
             return (state.waiting, state.progressDue())
         }
-        for reader in waiting { reader.resume(throwing: error) }
+        for reader in waiting { reader.continuation.resume(throwing: error) }
         for waiter in progressed { waiter.resume() }
     }
 
@@ -230,7 +230,8 @@ final class BodyBroadcast: Sendable {
 
     /// The chunk at `index`, waiting for it if needed; `nil` past the end. A chunk let go from
     /// memory is read back from its file, the store's or a spill file (a ``StoreError`` if that
-    /// fails).
+    /// fails). A task cancelled while it waits stops waiting with a `CancellationError` (a
+    /// client that went away, while the origin sends nothing).
     func chunk(at index: Int) async throws -> Data? {
         // What has arrived is answered without a continuation (one allocation and a resume less
         // per chunk); only a reader ahead of the origin waits.
@@ -239,18 +240,33 @@ final class BodyBroadcast: Sendable {
         case .inFile(let file, let offset, let count): return try file.read(offset: offset, count: count)
         case .waiting: break
         }
-        return try await withCheckedThrowingContinuation { continuation in
-            let ready: Ready = state.withLock { state in
-                let ready = state.ready(at: index)
-                if case .waiting = ready { state.waiting.append(continuation) }
-                return ready
+        let reader = state.withLock { state in
+            state.lastWaitingReader += 1
+            return state.lastWaitingReader
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Ready = state.withLock { state in
+                    let ready = state.ready(at: index)
+                    guard case .waiting = ready else { return ready }
+                    // A cancellation that came first found nothing to resume: the flag is set
+                    // before the handler runs, and the handler takes this lock.
+                    if Task.isCancelled { return .result(.failure(CancellationError())) }
+                    state.waiting.append((reader, continuation))
+                    return ready
+                }
+                switch ready {
+                case .result(let result): continuation.resume(with: result)
+                case .inFile(let file, let offset, let count):
+                    continuation.resume(with: Result { try file.read(offset: offset, count: count) })
+                case .waiting: break
+                }
             }
-            switch ready {
-            case .result(let result): continuation.resume(with: result)
-            case .inFile(let file, let offset, let count):
-                continuation.resume(with: Result { try file.read(offset: offset, count: count) })
-            case .waiting: break
+        } onCancel: {
+            let cancelled = state.withLock { state in
+                state.waiting.firstIndex { $0.reader == reader }.map { state.waiting.remove(at: $0).continuation }
             }
+            cancelled?.resume(throwing: CancellationError())
         }
     }
 
@@ -277,6 +293,11 @@ final class BodyBroadcast: Sendable {
         }
         if bytes > 0 { pacing?.taken(bytes) }
         return data
+    }
+
+    /// How many readers wait for a chunk that has not arrived (for tests).
+    var waitingReaders: Int {
+        state.withLock { $0.waiting.count }
     }
 
     /// How many bytes have arrived so far.

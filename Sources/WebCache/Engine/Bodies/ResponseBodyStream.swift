@@ -60,7 +60,10 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
         }
 
         /// The next chunk, or `nil` at the end; throws when the origin stopped half-way, or a
-        /// stored body's file cannot be read.
+        /// stored body's file cannot be read. A task cancelled while it waits for bytes the origin
+        /// has not sent yet stops waiting with a `CancellationError`; a body nothing else reads (not
+        /// stored, not shared with another request) is then given up and its origin connection
+        /// closed.
         public mutating func next() async throws -> Data? {
             defer { index += 1 }
             switch source {
