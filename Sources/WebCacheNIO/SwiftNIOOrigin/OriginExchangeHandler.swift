@@ -159,7 +159,7 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard exchange != nil else {
             // Bytes no request asked for: the connection cannot be trusted with another.
-            context.close(promise: nil)
+            context.channel.closeAtOnce()
             return
         }
         parser.append(unwrapInboundIn(data))
@@ -275,7 +275,7 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
         pacing = nil  // its closures hold this handler (a head handed over just now made it)
         mark = nil
-        context.close(promise: nil)
+        context.channel.closeAtOnce()
     }
 
     func read(context: ChannelHandlerContext) {

@@ -165,7 +165,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         let channel = connection.channel
         continuation.onTermination = { termination in
             // A reader that stops before the end leaves the connection mid-body: it is closed.
-            if case .cancelled = termination { channel.close(promise: nil) }
+            if case .cancelled = termination { channel.closeAtOnce() }
         }
         let exchange = OriginExchangeHandler.Exchange(
             head: headPromise, body: continuation, interim: interim, maximumBodySize: maximumBodySize, timeout: timeout,
