@@ -7,9 +7,15 @@ import FoundationNetworking
 
 /// An origin on URLSession: for apps that want the system's networking (proxies, VPNs, Apple
 /// platform policies). Redirects are refused so that the cache sees and stores each hop.
+///
+/// Bodies stream: the response is handed over once its head is in, and its body follows as
+/// URLSession delivers it, so a large download reaches its reader (and the store) before it has
+/// arrived whole and is never held whole in memory. The body's pace is followed
+/// (``OriginStream/pacing``): while the one reader of a body the cache does not keep is behind,
+/// the data task is suspended, and a body given up cancels it.
 public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
     private let session: URLSession
-    private let delegate = RedirectRefusal()
+    private let transfers = URLSessionTransfers()
 
     /// Creates an origin on a session with `configuration`. Its URL cache is turned off and any
     /// `protocolClasses` are kept as given: never put ``WebCacheURLProtocol`` in them.
@@ -17,32 +23,47 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
         let configuration = configuration
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
     }
 
     deinit {
         session.finishTasksAndInvalidate()
     }
 
-    /// Sends the request; see ``OriginFetching/fetch(_:body:)``.
+    /// Sends the request and collects the body; see ``OriginFetching/fetch(_:body:)``.
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
+        try await stream(request, body: body).collected()
+    }
+
+    /// Sends the request and returns once the response head has arrived, the body following as
+    /// URLSession delivers it; see ``OriginFetching/stream(_:body:)``.
+    public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         guard let url = request.url else { throw OriginError(.invalidRequest, "the request has no absolute URL") }
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         urlRequest.httpBody = body
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: urlRequest)
-        } catch let error as URLError {
-            throw Self.classify(error, url: url)
-        } catch {
-            throw OriginError(.unreachable, "cannot reach \(url.host ?? url.absoluteString)", cause: error)
+        let task = session.dataTask(with: urlRequest)
+        let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let transfer = URLSessionTransfer(task: task, url: url, body: continuation)
+        continuation.onTermination = { termination in
+            // A reader that stops before the end: nothing reads the rest.
+            if case .cancelled = termination { task.cancel() }
+        }
+        let response = try await withTaskCancellationHandler {
+            try await transfer.head { transfers.start(transfer) }
+        } onCancel: {
+            task.cancel()
         }
         guard let http = response as? HTTPURLResponse else {
+            task.cancel()
             throw OriginError(.invalidResponse, "\(url.absoluteString) did not answer with HTTP")
         }
+        return OriginStream(head: Self.head(of: http), body: stream, pacing: transfer.pacing)
+    }
+
+    /// The response head of `http`, its fields as URLSession reports them.
+    static func head(of http: HTTPURLResponse) -> HTTPResponse {
         var fields = HTTPFields()
         fields.reserveCapacity(http.allHeaderFields.count)
         for (name, value) in http.allHeaderFields {
@@ -50,11 +71,13 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
                 fields.append(HTTPField(name: name, value: value))
             }
         }
-        return OriginResponse(
-            head: HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), body: data)
+        return HTTPResponse(status: .init(code: http.statusCode), headerFields: fields)
     }
 
-    static func classify(_ error: URLError, url: URL) -> OriginError {
+    static func classify(_ error: any Error, url: URL) -> OriginError {
+        guard let error = error as? URLError else {
+            return OriginError(.unreachable, "cannot reach \(url.host ?? url.absoluteString)", cause: error)
+        }
         switch error.code {
         case .badURL, .unsupportedURL:
             return OriginError(.invalidRequest, "cannot send a request to \(url.absoluteString)", cause: error)
@@ -68,15 +91,5 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
         default:
             return OriginError(.unreachable, "cannot reach \(url.host ?? url.absoluteString)", cause: error)
         }
-    }
-}
-
-/// Hands 3xx responses to the caller instead of following them.
-private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }
