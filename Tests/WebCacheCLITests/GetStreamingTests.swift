@@ -7,15 +7,18 @@ import WebCacheTestSupport
 struct GetStreamingTests {
     static let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 
-    @Test("the first bytes are on stdout before the origin has sent the rest; the whole body is stored")
-    func firstBytesAtOnce() async throws {
+    @Test(
+        "the first bytes are on stdout before the origin has sent the rest; the whole body is stored (with either client)",
+        arguments: [[], ["--client", "urlsession"]])
+    func firstBytesAtOnce(client: [String]) async throws {
         try await TestOrigin.with { origin in
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let rest = origin.routeHeldBody("/download", Self.body, sendingFirst: 100_000)
             let process = Process()
             process.executableURL = WebCacheProcess.executable
-            process.arguments = ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path]
+            process.arguments =
+                ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path] + client
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -42,6 +45,15 @@ struct GetStreamingTests {
                 ["get", "-i", origin.url("/download").absoluteString, "--cache-dir", directory.url.path])
             #expect(again.output.contains("Cache-Status: WebCache; hit"))
             #expect(origin.count("/download") == 1)
+        }
+    }
+
+    @Test("--client urlsession refuses --cacert and --max-response-size, which URLSession cannot apply: exit 64")
+    func urlSessionClientOptions() async throws {
+        for extra in [["--cacert", "ca.pem"], ["--max-response-size", "1000"]] {
+            let result = try await WebCacheProcess.run(
+                ["get", "--client", "urlsession", "http://127.0.0.1:9/x"] + extra)
+            #expect(result.status == 64, "\(extra)")
         }
     }
 

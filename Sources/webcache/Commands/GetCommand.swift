@@ -48,7 +48,23 @@ struct GetCommand: AsyncParsableCommand {
         help: ArgumentHelp("Only these bytes, as curl takes them: 0-99, 500-, -100, 0-0,10-19.", valueName: "range"))
     var range: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The HTTP client that fetches from origins: asynchttpclient, or urlsession (the system's networking, as apps use it through URLSessionOrigin; on Linux, libcurl through Foundation), which takes neither --cacert nor --max-response-size.",
+            valueName: "client"))
+    var client: OriginClientChoice = .asynchttpclient
+
+    /// The origin clients `get` can fetch with.
+    enum OriginClientChoice: String, ExpressibleByArgument, CaseIterable {
+        case asynchttpclient, urlsession
+    }
+
     func validate() throws {
+        if client == .urlsession && (!network.cacert.isEmpty || network.maxResponseSize != nil) {
+            throw ValidationError(
+                "--client urlsession uses the system's trust and takes any body size: drop --cacert and --max-response-size"
+            )
+        }
         _ = try parseURL(url)
         guard RequestMode(rawValue: mode) != nil else {
             throw ValidationError(
@@ -69,8 +85,7 @@ struct GetCommand: AsyncParsableCommand {
             if let range { request.headerFields[.range] = "bytes=" + range }
             let policy = try network.applied(to: cache.policy())
             let storeConfiguration = try cache.storeConfiguration()
-            let origin = AsyncHTTPClientOrigin(
-                maximumBodySize: network.maxResponseSize ?? .max, trust: try network.trust(cache))
+            let origin = try makeOrigin()
             let outcome: Result<Void, any Error>
             do {
                 let httpCache = try HTTPCache(
@@ -94,8 +109,23 @@ struct GetCommand: AsyncParsableCommand {
                 outcome = .failure(
                     CommandFailure(.cacheUnusable, "cannot open the cache at \(cache.directory.path): \(error)"))
             }
-            try? await origin.shutdown()
+            try? await (origin as? AsyncHTTPClientOrigin)?.shutdown()
             _ = try outcome.get()
+        }
+    }
+
+    /// The origin client `--client` names.
+    private func makeOrigin() throws -> any OriginFetching {
+        switch client {
+        case .asynchttpclient:
+            return AsyncHTTPClientOrigin(
+                maximumBodySize: network.maxResponseSize ?? .max, trust: try network.trust(cache))
+        case .urlsession:
+            guard try cache.configuredCACertificates().isEmpty else {
+                throw CommandFailure(
+                    .usage, "--client urlsession uses the system's trust: the cacert of --config cannot apply to it")
+            }
+            return URLSessionOrigin()
         }
     }
 
