@@ -234,15 +234,16 @@ final class BodyBroadcast: Sendable {
     /// client that went away, while the origin sends nothing).
     func chunk(at index: Int) async throws -> Data? {
         // What has arrived is answered without a continuation (one allocation and a resume less
-        // per chunk); only a reader ahead of the origin waits.
-        switch state.withLock({ $0.ready(at: index) }) {
+        // per chunk); only a reader ahead of the origin waits, under a number of its own.
+        let (arrived, reader) = state.withLock { state -> (Ready, UInt64) in
+            let ready = state.ready(at: index)
+            if case .waiting = ready { state.lastWaitingReader += 1 }
+            return (ready, state.lastWaitingReader)
+        }
+        switch arrived {
         case .result(let result): return try result.get()
         case .inFile(let file, let offset, let count): return try file.read(offset: offset, count: count)
         case .waiting: break
-        }
-        let reader = state.withLock { state in
-            state.lastWaitingReader += 1
-            return state.lastWaitingReader
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
