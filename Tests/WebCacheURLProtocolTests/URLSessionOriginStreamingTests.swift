@@ -12,6 +12,9 @@ import FoundationNetworking
 @Suite("URLSessionOrigin: a body streamed at its reader's pace", .serialized)
 struct URLSessionOriginStreamingTests {
     static let body = Fixtures.patternedBytes(900_000)
+    /// One origin, so one URLSession, for the suite: on Linux a session torn down while others
+    /// run is where swift-corelibs-foundation's URLSession has crashed (use-after-free).
+    static let network = URLSessionOrigin()
 
     static func get(_ network: URLSessionOrigin, _ origin: TestOrigin, _ path: String) async throws -> OriginStream {
         try await network.stream(Fixtures.request(.get, origin.url(path).absoluteString), body: nil)
@@ -21,7 +24,7 @@ struct URLSessionOriginStreamingTests {
     func streams() async throws {
         try await TestOrigin.with { origin in
             let rest = origin.routeHeldBody("/large", Self.body, sendingFirst: 100_000, cacheControl: "no-store")
-            let network = URLSessionOrigin()
+            let network = Self.network
             let stream = try await Self.get(network, origin, "/large")
             #expect(stream.head.status.code == 200)
             var chunks = stream.body.makeAsyncIterator()
@@ -39,7 +42,7 @@ struct URLSessionOriginStreamingTests {
         try await TestOrigin.with { origin in
             let body = Fixtures.patternedBytes(4 << 20)
             let rest = origin.routeHeldBody("/large", body, sendingFirst: 1, cacheControl: "no-store")
-            let network = URLSessionOrigin()
+            let network = Self.network
             let stream = try await Self.get(network, origin, "/large")
             let pacing = try #require(stream.pacing)
             pacing.follow()
@@ -58,22 +61,25 @@ struct URLSessionOriginStreamingTests {
         }
     }
 
-    @Test("a body given up while the origin sends nothing: the task is cancelled and its connection closed")
+    @Test(
+        "a body given up while the origin sends nothing ends for its reader at once; on Apple platforms its connection closes"
+    )
     func abandoned() async throws {
         try await TestOrigin.with { origin in
             let rest = origin.routeHeldBody("/large", Self.body, sendingFirst: 1000, cacheControl: "no-store")
-            let network = URLSessionOrigin()
-            let stream = try await Self.get(network, origin, "/large")
+            let stream = try await Self.get(Self.network, origin, "/large")
             let pacing = try #require(stream.pacing)
             var chunks = stream.body.makeAsyncIterator()
             _ = try await chunks.next()
             pacing.abandon()
-            let open = try await origin.connectionsOpen(afterWaitingAtMost: .seconds(2))
-            rest.open()
-            #expect(open == 0, "the connection was kept for a body nobody reads")
-            await #expect(throws: (any Error).self) {
+            await #expect(throws: CancellationError.self) {
                 while try await chunks.next() != nil {}
             }
+            #if canImport(Darwin)
+            let open = try await origin.connectionsOpen(afterWaitingAtMost: .seconds(2))
+            #expect(open == 0, "the connection was kept for a body nobody reads")
+            #endif
+            rest.open()  // on Linux the transfer runs to its end, its bytes dropped
         }
     }
 
@@ -81,7 +87,7 @@ struct URLSessionOriginStreamingTests {
     func refused() async throws {
         try await TestOrigin.with { origin in
             try await origin.stop()  // its port stays held: connections are refused
-            let network = URLSessionOrigin()
+            let network = Self.network
             let failure = await #expect(throws: OriginError.self) {
                 _ = try await Self.get(network, origin, "/x")
             }

@@ -12,7 +12,10 @@ import FoundationNetworking
 /// URLSession delivers it, so a large download reaches its reader (and the store) before it has
 /// arrived whole and is never held whole in memory. The body's pace is followed
 /// (``OriginStream/pacing``): while the one reader of a body the cache does not keep is behind,
-/// the data task is suspended, and a body given up cancels it.
+/// the data task is suspended, and a body given up cancels it. (On Linux, where
+/// swift-corelibs-foundation can neither pause a task nor cancel one mid-transfer safely, the
+/// engine spills what a slow reader has not taken, and a body given up is read to its end and
+/// dropped.)
 public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
     private let session: URLSession
     private let transfers = URLSessionTransfers()
@@ -46,17 +49,17 @@ public final class URLSessionOrigin: OriginFetching, @unchecked Sendable {
         let task = session.dataTask(with: urlRequest)
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let transfer = URLSessionTransfer(task: task, url: url, body: continuation)
-        continuation.onTermination = { termination in
+        continuation.onTermination = { [weak transfer] termination in
             // A reader that stops before the end: nothing reads the rest.
-            if case .cancelled = termination { task.cancel() }
+            if case .cancelled = termination { transfer?.abandon() }
         }
         let response = try await withTaskCancellationHandler {
             try await transfer.head { transfers.start(transfer) }
         } onCancel: {
-            task.cancel()
+            transfer.abandon()
         }
         guard let http = response as? HTTPURLResponse else {
-            task.cancel()
+            transfer.abandon()
             throw OriginError(.invalidResponse, "\(url.absoluteString) did not answer with HTTP")
         }
         return OriginStream(head: Self.head(of: http), body: stream, pacing: transfer.pacing)

@@ -13,14 +13,16 @@ final class URLSessionTransfer: Sendable {
         var headDelivered = false
         /// Suspended by this transfer for its pace (and not resumed since).
         var suspended = false
+        /// Given up: what still arrives is dropped.
+        var abandoned = false
     }
 
     let task: URLSessionDataTask
     let url: URL
     let body: AsyncThrowingStream<Data, any Error>.Continuation
     private let state = Locked(State())
-    /// The body's pace: the task is suspended while its reader is behind, cancelled when the
-    /// body is given up.
+    /// The body's pace: the task is suspended while its reader is behind; the body given up
+    /// stops the transfer (``abandon()``).
     let pacing: OriginBodyPacing
 
     init(task: URLSessionDataTask, url: URL, body: AsyncThrowingStream<Data, any Error>.Continuation) {
@@ -36,7 +38,38 @@ final class URLSessionTransfer: Sendable {
                 }
                 if suspended { task.resume() }
             },
-            abandon: { task.cancel() })
+            abandon: { Self.abandon(state: state, body: body, task: task) })
+    }
+
+    /// Whether a transfer given up cancels its data task. swift-corelibs-foundation (Linux) has a
+    /// family of crashes when a libcurl-backed task is cancelled mid-transfer while others run
+    /// (use-after-free in its `_MultiHandle`; swift-corelibs-foundation#4791, #5469): there the
+    /// transfer runs to its end and what arrives is dropped, which costs the origin's bandwidth
+    /// but never the process.
+    #if canImport(FoundationNetworking)
+    static let cancelsWhenAbandoned = false
+    #else
+    static let cancelsWhenAbandoned = true
+    #endif
+
+    /// Nothing will read the rest (the reader went, or the caller was cancelled before the head):
+    /// a caller waiting for the head, and the body, end with `CancellationError`; the task is
+    /// cancelled where that is safe, else what still arrives is dropped.
+    func abandon() {
+        Self.abandon(state: state, body: body, task: task)
+    }
+
+    private static func abandon(
+        state: Locked<State>, body: AsyncThrowingStream<Data, any Error>.Continuation, task: URLSessionDataTask
+    ) {
+        let waiting = state.withLock { state -> CheckedContinuation<URLResponse, any Error>? in
+            state.abandoned = true
+            defer { state.head = nil }
+            return state.head
+        }
+        waiting?.resume(throwing: CancellationError())
+        body.finish(throwing: CancellationError())
+        if cancelsWhenAbandoned { task.cancel() }
     }
 
     /// Starts the task with `start` and returns its response head.
@@ -57,6 +90,8 @@ final class URLSessionTransfer: Sendable {
         waiting?.resume(returning: response)
     }
 
+    private var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
     /// Whether a data task is suspended to follow the pace: on Apple platforms a suspended task
     /// reads nothing more from the network. swift-corelibs-foundation (Linux) goes on delivering
     /// to a suspended task, and traps in `suspend()` while a transfer is under way
@@ -70,6 +105,7 @@ final class URLSessionTransfer: Sendable {
     /// Body bytes arrived: counted for the pace before they are handed over (their reader may
     /// take them, and resume the task, at once), the task suspended when the reader is behind.
     func received(_ data: Data) {
+        guard !isAbandoned else { return }
         if pacing.produced(data.count), Self.suspendsForPace {
             let suspending = state.withLock { state in
                 defer { state.suspended = true }
