@@ -61,9 +61,20 @@ struct URLSessionOriginStreamingTests {
         }
     }
 
+    /// Whether the tests of failure paths run: on Linux, swift-corelibs-foundation's URLSession
+    /// has a known family of use-after-free crashes on refused connections and transfers cut
+    /// mid-way (#4791, #5469), and a crash there would take the whole test process with it.
+    static let failurePathsRun: Bool = {
+        #if canImport(FoundationNetworking)
+        false
+        #else
+        true
+        #endif
+    }()
+
     @Test(
-        "a body given up while the origin sends nothing ends for its reader at once; on Apple platforms its connection closes"
-    )
+        "a body given up while the origin sends nothing ends for its reader at once, and its connection closes",
+        .enabled(if: failurePathsRun))
     func abandoned() async throws {
         try await TestOrigin.with { origin in
             let rest = origin.routeHeldBody("/large", Self.body, sendingFirst: 1000, cacheControl: "no-store")
@@ -75,15 +86,13 @@ struct URLSessionOriginStreamingTests {
             await #expect(throws: CancellationError.self) {
                 while try await chunks.next() != nil {}
             }
-            #if canImport(Darwin)
             let open = try await origin.connectionsOpen(afterWaitingAtMost: .seconds(2))
             #expect(open == 0, "the connection was kept for a body nobody reads")
-            #endif
-            rest.open()  // on Linux the transfer runs to its end, its bytes dropped
+            rest.open()
         }
     }
 
-    @Test("an origin that refuses: unreachable, a failed connection")
+    @Test("an origin that refuses: unreachable, a failed connection", .enabled(if: failurePathsRun))
     func refused() async throws {
         try await TestOrigin.with { origin in
             try await origin.stop()  // its port stays held: connections are refused
