@@ -265,6 +265,7 @@ let package = Package(
             name: "WebCacheNIOTests",
             dependencies: [
                 "WebCacheNIO", "WebCache", "HTTPCaching", "WebCacheTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -28,6 +29,14 @@ struct OriginConnectionPoolTests {
         return !connection.channel.isActive
     }
 
+    /// A clock that moves only when a test moves it, so that what is idle past the timeout does
+    /// not depend on how busy the machine is.
+    final class ManualClock: Sendable {
+        private let time = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000))
+        func now() -> NIODeadline { time.withLockedValue { $0 } }
+        func advance(by amount: TimeAmount) { time.withLockedValue { $0 = $0 + amount } }
+    }
+
     static func endpoint(_ index: Int) -> OriginEndpoint {
         OriginEndpoint(URL(string: "http://host\(index).test/")!)!
     }
@@ -45,21 +54,23 @@ struct OriginConnectionPoolTests {
         #expect(pool.take(Self.endpoint(1), preferring: nil)?.channel === a.channel)
         #expect(pool.take(Self.endpoint(1), preferring: nil) == nil)
 
-        let short = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1))
+        let clock = ManualClock()
+        let short = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1), now: clock.now)
         let stale = try await Self.connection()
         short.giveBack(stale, to: Self.endpoint(1))
-        try await Task.sleep(for: .milliseconds(20))
+        clock.advance(by: .milliseconds(2))
         #expect(short.take(Self.endpoint(1), preferring: nil) == nil)
         #expect(await Self.isClosed(stale))
     }
 
     @Test("taking a connection closes those idle past the timeout and keeps the ones given back since")
     func expiredFirst() async throws {
-        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 4, idleTimeout: .milliseconds(500))
+        let clock = ManualClock()
+        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 4, idleTimeout: .milliseconds(500), now: clock.now)
         let (a, b) = (try await Self.connection(), try await Self.connection())
         pool.giveBack(a, to: Self.endpoint(1))
         pool.giveBack(b, to: Self.endpoint(1))
-        try await Task.sleep(for: .milliseconds(700))
+        clock.advance(by: .milliseconds(700))
         let (c, d) = (try await Self.connection(), try await Self.connection())
         pool.giveBack(c, to: Self.endpoint(1))
         pool.giveBack(d, to: Self.endpoint(1))
@@ -73,14 +84,15 @@ struct OriginConnectionPoolTests {
 
     @Test("with many endpoints, giving a connection back closes those idle past the timeout everywhere")
     func sweep() async throws {
-        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1))
+        let clock = ManualClock()
+        let pool = OriginConnectionPool(maximumIdlePerEndpoint: 2, idleTimeout: .milliseconds(1), now: clock.now)
         var old: [OriginConnection] = []
         for index in 0...OriginConnectionPool.endpointsBeforeSweep {
             let connection = try await Self.connection()
             pool.giveBack(connection, to: Self.endpoint(index))
             old.append(connection)
         }
-        try await Task.sleep(for: .milliseconds(20))
+        clock.advance(by: .milliseconds(2))
         pool.giveBack(try await Self.connection(), to: Self.endpoint(1_000))
         var closed = 0
         for connection in old where await Self.isClosed(connection) { closed += 1 }

@@ -18,11 +18,17 @@ final class OriginConnectionPool: Sendable {
 
     let maximumIdlePerEndpoint: Int
     let idleTimeout: TimeAmount
+    /// The time now: `NIODeadline.now` in use, a clock a test moves by hand in tests.
+    private let now: @Sendable () -> NIODeadline
     private let idle = NIOLockedValueBox([OriginEndpoint: [Idle]]())
 
-    init(maximumIdlePerEndpoint: Int, idleTimeout: TimeAmount) {
+    init(
+        maximumIdlePerEndpoint: Int, idleTimeout: TimeAmount,
+        now: @escaping @Sendable () -> NIODeadline = { NIODeadline.now() }
+    ) {
         self.maximumIdlePerEndpoint = maximumIdlePerEndpoint
         self.idleTimeout = idleTimeout
+        self.now = now
     }
 
     /// An idle connection to `endpoint`, one on `loop` if there is one; `nil` when none is left.
@@ -30,7 +36,7 @@ final class OriginConnectionPool: Sendable {
     func take(
         _ endpoint: OriginEndpoint, preferring loop: (any EventLoop)?, idleAtMost: TimeAmount? = nil
     ) -> OriginConnection? {
-        let now = NIODeadline.now()
+        let now = self.now()
         var expired: [OriginConnection] = []
         let taken = idle.withLockedValue { table -> OriginConnection? in
             guard let slot = table.index(forKey: endpoint) else { return nil }
@@ -48,7 +54,7 @@ final class OriginConnectionPool: Sendable {
     /// With many endpoints (a forward proxy), connections idle past the timeout anywhere are
     /// closed too, so that hosts never asked again do not keep theirs.
     func giveBack(_ connection: OriginConnection, to endpoint: OriginEndpoint) {
-        let now = NIODeadline.now()
+        let now = self.now()
         var expired: [OriginConnection] = []
         let kept = idle.withLockedValue { table -> Bool in
             if table.count > Self.endpointsBeforeSweep {
