@@ -232,11 +232,12 @@ let package = Package(
             ],
             path: "Fuzz/WebCacheFuzz"
         ),
+        .target(name: "CChildProcess", path: "Tests/CChildProcess"),
         .target(
             name: "WebCacheTestSupport",
             dependencies: [
                 "HTTPCaching", "HTTPWire", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient",
-                "WebCacheProxy", "WebCacheStore",
+                "WebCacheProxy", "WebCacheStore", "CChildProcess",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

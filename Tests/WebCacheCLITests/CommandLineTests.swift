@@ -26,19 +26,12 @@ struct WebCacheProcess {
     }
 
     private static func blockingRun(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let process = try ChildProcess(executable.path, arguments, output: .pipe, error: .pipe)
+        let outputData = process.standardOutput?.readDataToEndOfFile() ?? Data()
+        let errorData = process.standardError?.readDataToEndOfFile() ?? Data()
+        let status = process.waitUntilExit()
         return Result(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            status: status, output: String(decoding: outputData, as: UTF8.self),
             error: String(decoding: errorData, as: UTF8.self))
     }
 }

@@ -20,10 +20,7 @@ struct ProxyProcessTests {
         let command =
             "ulimit \(ulimit) && exec '\(WebCacheProcess.executable.path)' proxy --listen 127.0.0.1:0 "
             + "--upstream http://127.0.0.1:9 --cache-dir '\(directory.url.path)/cache' 2>'\(log.path)'"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        try process.run()
+        let process = try ChildProcess("/bin/sh", ["-c", command])
         defer { if process.isRunning { process.terminate() } }
         var logged = ""
         for _ in 0..<200 where !logged.contains("listening on") && process.isRunning {
@@ -31,7 +28,7 @@ struct ProxyProcessTests {
             logged = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         }
         process.terminate()
-        await onOwnThread { process.waitUntilExit() }
+        _ = await onOwnThread { process.waitUntilExit() }
         return (try? String(contentsOf: log, encoding: .utf8)) ?? logged
     }
 
@@ -68,14 +65,11 @@ struct ProxyProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let log = directory.url.appendingPathComponent("proxy.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = WebCacheProcess.executable
-        process.arguments =
+        let process = try ChildProcess(
+            WebCacheProcess.executable.path,
             ["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--cache-dir", directory.url.path + "/cache"]
-            + flags
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+                + flags,
+            error: .file(log.path))
         defer { if process.isRunning { process.terminate() } }
         var port: Int?
         for _ in 0..<200 where port == nil && process.isRunning {
@@ -88,7 +82,7 @@ struct ProxyProcessTests {
         let listening = try #require(port, "the proxy did not start: \(logged)")
         try await body(listening)
         process.terminate()
-        await onOwnThread { process.waitUntilExit() }
+        _ = await onOwnThread { process.waitUntilExit() }
     }
 
     @Test(
