@@ -53,6 +53,45 @@ struct ProxyEdgeTests {
         }
     }
 
+    @Test(
+        "thousands of requests pipelined behind a miss, answered from the store when it ends, are answered in a loop: in order, and without growing the stack"
+    )
+    func longBurstBehindMiss() async throws {
+        try await TestOrigin.with { origin in
+            let rest = OriginGate()
+            origin.route("/slow") { _ in
+                var response = TestOrigin.Response.text("slow", headers: [("Cache-Control", "max-age=60")])
+                response.pauseAfter = 1
+                response.pauseUntil = rest
+                return response
+            }
+            origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+            try await ProxyTests.withProxy(origin) { port, _ in
+                let warm = try await RawHTTPClient.exchange(
+                    port: port, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                #expect(warm.hasSuffix("first"))
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+                defer { RawHTTPClient.close(connection) }
+                await rest.arrivals(1)
+                // One read takes up to four socket reads (2 + 4 + 8 + 16 KiB): about a thousand of
+                // these wait behind the miss. Six hundred overflowed a debug build's stack.
+                let count = 3_000
+                let burst = String(repeating: "GET /a HTTP/1.1\r\nHost: x\r\n\r\n", count: count)
+                RawHTTPClient.sendMore(connection, burst + "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                try await Task.sleep(for: .milliseconds(300))
+                rest.open()
+                let answer = try #require(await RawHTTPClient.receiveUntilClosed(connection, timeout: 20))
+                let bodies = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map {
+                    $0.components(separatedBy: "\r\n\r\n").last ?? ""
+                }
+                #expect(bodies.count == count + 2)
+                #expect(bodies == ["slow"] + Array(repeating: "first", count: count + 1))
+                #expect(origin.count("/a") == 1)
+            }
+        }
+    }
+
     @Test("a request followed by the client's half-close is answered")
     func halfClose() async throws {
         try await Self.withOrigin { _, port in

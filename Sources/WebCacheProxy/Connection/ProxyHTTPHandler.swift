@@ -63,6 +63,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var unended: UnendedBody?
     /// Where whole answers on this connection's loop wait to be flushed at the end of its tick.
     private var endOfTick: NIOLoopBound<EndOfTickFlushes>?
+    /// Whether ``answered(context:keepAlive:)`` is going through the requests that waited: an
+    /// answer written on the spot meanwhile leaves the next one to that loop instead of starting
+    /// its own, so that a burst of pipelined requests answered from the store is a loop, not a
+    /// recursion as deep as the burst (600 requests behind a miss overflowed a debug build's
+    /// stack).
+    private var handlingWaitingParts = false
     /// The connection was handed to a tunnel: this handler is on its way out.
     var handedOver = false
 
@@ -371,6 +377,10 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
+        // Answered on the spot while the loop below runs: the loop goes on, and the steps after
+        // it are taken once, by the outermost call.
+        guard !handlingWaitingParts else { return }
+        handlingWaitingParts = true
         while let part = state.nextWaitingPart() {
             handle(part, context: context)
         }
@@ -380,6 +390,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             parser.resume()
             parseRequests(context: context)
         }
+        handlingWaitingParts = false
         if state.headArrivedWhileAnswering(requestInProgress: head != nil, headDeadlineRunning: headDeadline != nil) {
             startHeadDeadline(context: context)
         }
