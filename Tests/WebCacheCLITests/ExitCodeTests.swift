@@ -29,6 +29,7 @@ struct ExitCodeTests {
         Row(error: StoreError(.databaseFailure, "the index is not a database"), code: 73),
         Row(error: StoreError(.ioFailure, "the disk is full"), code: 73),
         Row(error: CommandFailure(.cacheUnusable, "cannot open the cache"), code: 73),
+        Row(error: CommandFailure(.outputFailed, "cannot write to standard output: No space left on device"), code: 74),
         Row(error: CancellationError(), code: nil),
     ]
 

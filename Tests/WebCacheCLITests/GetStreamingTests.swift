@@ -15,14 +15,10 @@ struct GetStreamingTests {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let rest = origin.routeHeldBody("/download", Self.body, sendingFirst: 100_000)
-            let process = Process()
-            process.executableURL = WebCacheProcess.executable
-            process.arguments =
-                ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path] + client
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                WebCacheProcess.executable.path,
+                ["get", origin.url("/download").absoluteString, "--cache-dir", directory.url.path] + client,
+                output: .pipe)
             // Without a first write the read below would wait for the rest: it goes after 10 s.
             let openedLate = Locked(false)
             let opener = Task {
@@ -30,21 +26,45 @@ struct GetStreamingTests {
                 openedLate.withLock { $0 = true }
                 rest.open()
             }
-            let reader = output.fileHandleForReading
+            let reader = try #require(process.standardOutput)
             let early = await onOwnThread { reader.availableData }
             let wroteBeforeTheRest = !openedLate.withLock { $0 }
             opener.cancel()
             rest.open()
             let remainder = await onOwnThread { reader.readDataToEndOfFile() }
-            await onOwnThread { process.waitUntilExit() }
+            let status = await onOwnThread { process.waitUntilExit() }
             #expect(wroteBeforeTheRest, "nothing was written before the origin sent the rest")
             #expect(!early.isEmpty && early.count <= 100_000)
-            #expect(process.terminationStatus == 0)
+            #expect(status == 0)
             #expect(early + remainder == Self.body)
             let again = try await WebCacheProcess.run(
                 ["get", "-i", origin.url("/download").absoluteString, "--cache-dir", directory.url.path])
             #expect(again.output.contains("Cache-Status: WebCache; hit"))
             #expect(origin.count("/download") == 1)
+        }
+    }
+
+    @Test("a reader that closes the pipe early (head) ends get quietly: exit 74, nothing on stderr, no crash")
+    func readerClosesThePipe() async throws {
+        try await TestOrigin.with { origin in
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let large = Data(repeating: 7, count: 4_000_000)
+            origin.route("/large") { _ in
+                TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: large)
+            }
+            let process = try ChildProcess(
+                WebCacheProcess.executable.path,
+                ["get", origin.url("/large").absoluteString, "--cache-dir", directory.url.path],
+                output: .pipe, error: .pipe)
+            let reader = try #require(process.standardOutput)
+            let first = await onOwnThread { reader.readData(ofLength: 1_000) }
+            try reader.close()
+            let errors = await onOwnThread { process.standardError?.readDataToEndOfFile() ?? Data() }
+            let status = await onOwnThread { process.waitUntilExit() }
+            #expect(first == large.prefix(1_000))
+            #expect(status == 74, "a fatal error in FileHandle.write is 132 or 133")
+            #expect(errors.isEmpty, "\(String(decoding: errors, as: UTF8.self))")
         }
     }
 

@@ -13,7 +13,9 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when an HTTP response was obtained (whatever its status), 64 for bad \
             arguments or configuration, 69 when the network failed and nothing usable was \
-            cached (an offline miss), 73 when the cache directory cannot be used.
+            cached (an offline miss), 73 when the cache directory cannot be used, 74 when the \
+            body could not be written to standard output (quietly when its reader closed the \
+            pipe, as head does).
             """)
 
     @OptionGroup var cache: CacheOptions
@@ -77,6 +79,9 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A reader that closes the pipe is an error of a write (EPIPE), which ends the command
+        // after it has tidied up, not a signal that kills it wherever it is.
+        signal(SIGPIPE, SIG_IGN)
         try await reportingFailures {
             let target = try parseURL(url)
             var requestMethod = HTTPRequest.Method(method)!
@@ -135,14 +140,16 @@ struct GetCommand: AsyncParsableCommand {
         if include {
             var head = "HTTP/1.1 \(response.head.status.code) \(response.head.status.reasonPhrase)\r\n"
             for field in response.head.headerFields { head += "\(field.name.rawName): \(field.value)\r\n" }
-            FileHandle.standardOutput.write(Data((head + "\r\n").utf8))
+            try StandardStreams.writeOutput(Data((head + "\r\n").utf8))
         }
         var written = 0
         do {
             for try await chunk in response.body {
-                FileHandle.standardOutput.write(chunk)
+                try StandardStreams.writeOutput(chunk)
                 written += chunk.count
             }
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure(
                 .unavailable, "\(response.url.absoluteString): the body ended after \(written) bytes: \(error)")

@@ -17,6 +17,9 @@ enum ExitCodes: Int32 {
     case unavailable = 69
     /// The cache directory cannot be used (EX_CANTCREAT).
     case cacheUnusable = 73
+    /// The body could not be written to standard output: a full disk, or a reader that closed
+    /// the pipe (EX_IOERR).
+    case outputFailed = 74
 
     /// The command line's one mapping from a failure to its exit code; `nil` for errors that are
     /// not WebCache's (the argument parser reports those itself).
@@ -59,7 +62,9 @@ extension AsyncParsableCommand {
             try await body()
         } catch {
             guard let code = ExitCodes.code(for: error) else { throw error }
-            FileHandle.standardError.write(Data("webcache: \(error)\n".utf8))
+            let message = "\(error)"
+            // A reader that closed the pipe needs no message (`webcache get … | head`).
+            if !message.isEmpty { StandardStreams.writeError("webcache: \(message)\n") }
             throw ExitCode(code.rawValue)
         }
     }

@@ -41,7 +41,7 @@ final class ProgressDisplay {
     }
 
     func end() {
-        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if interactive { StandardStreams.writeError("\r\u{1B}[K") }
     }
 
     private func drawBar() {
@@ -50,12 +50,12 @@ final class ProgressDisplay {
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
         let text =
             "\r\u{1B}[K\(bar) \(done)/\(started) resources, \(formatBytes(bytes))\(failed > 0 ? ", \(failed) failed" : "")"
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStreams.writeError(text)
     }
 
     private func line(_ text: String, always: Bool = false) {
         guard always || !interactive else { return }
-        FileHandle.standardError.write(Data(((interactive ? "\r\u{1B}[K" : "") + text + "\n").utf8))
+        StandardStreams.writeError((interactive ? "\r\u{1B}[K" : "") + text + "\n")
     }
 }
 
