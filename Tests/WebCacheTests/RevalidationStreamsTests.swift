@@ -111,8 +111,15 @@ struct RevalidationStreamsTests {
     func cutShort() async throws {
         try await EngineHarness.run { h in
             try await Self.storeThenCut(h, firstCacheControl: "no-cache", cutAfter: 300_000)
-            let response = try await h.cache.streamingResponse(
-                for: HTTPRequest(method: .get, url: h.origin.url("/page")))
+            let response: StreamingCacheResponse
+            do {
+                response = try await h.cache.streamingResponse(
+                    for: HTTPRequest(method: .get, url: h.origin.url("/page")))
+            } catch {
+                // The cut can be known before the first bytes are counted in (the end of the
+                // connection, on a loaded machine): the exchange failed, which is no whole body either.
+                return
+            }
             #expect(response.head.headerFields[.eTag] == "\"2\"")
             var received = 0
             await #expect(throws: (any Error).self) {
