@@ -15,7 +15,7 @@ struct SwiftNIOOriginTests {
         let origin = TestOrigin(tls: tls)
         try await origin.start()
         let client = try SwiftNIOOrigin(
-            connectTimeout: .seconds(1), timeout: timeout, maximumBodySize: maximumBodySize, trust: trust)
+            connectTimeout: .seconds(10), timeout: timeout, maximumBodySize: maximumBodySize, trust: trust)
         do {
             try await body(origin, client)
         } catch {
@@ -363,7 +363,7 @@ struct SwiftNIOOriginTests {
         try await origin.start()
         // Margins of 700 ms either way: a loaded machine (tests in parallel, CI) is late by
         // hundreds of milliseconds now and then, and 200 ms of margin made this flaky.
-        let client = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(1))
+        let client = try SwiftNIOOrigin(connectTimeout: .seconds(10), timeout: .seconds(1))
         await withCleanup({
             try? await client.shutdown()
             try? await origin.stop()

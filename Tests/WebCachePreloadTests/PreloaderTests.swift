@@ -120,7 +120,7 @@ struct PreloaderTests {
             #expect(first[0].isComplete && held.count > 5)
             try await site.stop()
             // Another session on the same directory: no connection to the origin left open.
-            let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
+            let network = AsyncHTTPClientOrigin(connectTimeout: .seconds(10), timeout: .seconds(5))
             try await withCleanup({ try? await network.shutdown() }) {
                 let cache = try HTTPCache(
                     configuration: .init(store: CacheStore.Configuration(directory: directory.url)), origin: network)

@@ -32,7 +32,7 @@ struct ProxyInterceptionTests {
                 return [file.path]
             } ?? []
         let trust = try OriginTrust(certificateFiles: trustFiles)
-        let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5), trust: trust)
+        let network = try SwiftNIOOrigin(connectTimeout: .seconds(10), timeout: .seconds(5), trust: trust)
         let cache = try HTTPCache(
             configuration: HTTPCache.Configuration(
                 store: CacheStore.Configuration(directory: temporary.url.appendingPathComponent("cache")),

@@ -95,7 +95,7 @@ struct ProxyOperationsTests {
             }
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let network = try SwiftNIOOrigin(connectTimeout: .seconds(1), timeout: .seconds(5))
+            let network = try SwiftNIOOrigin(connectTimeout: .seconds(10), timeout: .seconds(5))
             let cache = try HTTPCache(
                 configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared),
                 origin: network)

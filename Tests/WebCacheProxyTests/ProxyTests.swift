@@ -19,7 +19,7 @@ struct ProxyTests {
     /// test moves time on instead of sleeping.
     static func withProxy(
         _ origin: TestOrigin, reverse: Bool = true, allowed: [String] = [], cacheDirectory: URL? = nil,
-        connectTimeout: Duration = .seconds(1),
+        connectTimeout: Duration = .seconds(10),
         clock: TestClock? = nil,
         configure: (inout ProxyConfiguration) -> Void = { _ in },
         adjust: (inout HTTPCache.Configuration) -> Void = { _ in },

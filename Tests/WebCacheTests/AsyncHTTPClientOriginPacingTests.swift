@@ -29,7 +29,7 @@ struct AsyncHTTPClientOriginPacingTests {
     @Test("past pauseAbove bytes not taken no more is read; taking them lets the rest come, whole")
     func backPressure() async throws {
         try await TestOrigin.with { origin in
-            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(10))
+            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(10), timeout: .seconds(10))
             let body = Fixtures.patternedBytes(900_000)
             let (stream, pacing, rest) = try await Self.followedDownload(origin, client, body: body)
             rest.open()
@@ -44,7 +44,7 @@ struct AsyncHTTPClientOriginPacingTests {
     @Test("a body given up ends in an error, and its connection is closed")
     func abandoned() async throws {
         try await TestOrigin.with { origin in
-            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(10))
+            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(10), timeout: .seconds(10))
             let (stream, pacing, rest) = try await Self.followedDownload(
                 origin, client, body: Fixtures.patternedBytes(900_000))
             pacing.abandon()
@@ -63,7 +63,7 @@ struct AsyncHTTPClientOriginPacingTests {
     )
     func abandonedWhileSilent() async throws {
         try await TestOrigin.with { origin in
-            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(1), timeout: .seconds(10))
+            let client = AsyncHTTPClientOrigin(connectTimeout: .seconds(10), timeout: .seconds(10))
             let (stream, pacing, rest) = try await Self.followedDownload(
                 origin, client, body: Fixtures.patternedBytes(900_000))
             var chunks = stream.body.makeAsyncIterator()
