@@ -13,8 +13,8 @@ enum StandardStreams {
     /// Writes all of `bytes` to standard output. A reader that has closed the pipe ends the
     /// command quietly (``ExitCodes/outputFailed``, no message, as `head` expects of a writer);
     /// any other failure (a full disk) says what went wrong with the same code.
-    static func writeOutput(_ bytes: some DataProtocol) throws {
-        let failure = Data(bytes).withUnsafeBytes { writeAll(STDOUT_FILENO, $0) }
+    static func writeOutput(_ bytes: Data) throws {
+        let failure = bytes.withUnsafeBytes { writeAll(STDOUT_FILENO, $0) }
         guard let failure else { return }
         throw CommandFailure(
             .outputFailed,
