@@ -25,13 +25,18 @@ struct OfflineCommandLineTests {
         #expect(elapsed < .seconds(3), "webcache get took \(elapsed) offline")
 
         let miss = try await WebCacheProcess.run(["get", origin.url("/other").absoluteString] + dir)
+        let sinceFailure = ContinuousClock.now - start
         #expect(miss.status == 69)
         #expect(miss.error.contains("unreachable"))
 
         let stats = try await WebCacheProcess.run(["stats"] + dir)
         #expect(stats.output.contains("UNREACHABLE ORIGIN"))
         #expect(stats.output.contains("http://127.0.0.1:\(origin.port)"))
-        #expect(stats.output.contains("1 answered without trying an unreachable origin"))
+        // The miss skips the origin only within 1 s of the failure (the first backoff): two
+        // processes launched on a loaded machine can take longer, and then it rightly tries again.
+        if sinceFailure < .seconds(1) {
+            #expect(stats.output.contains("1 answered without trying an unreachable origin"), "\(stats.output)")
+        }
         let explain = try await WebCacheProcess.run(["explain", url] + dir)
         #expect(explain.output.contains("origin: http://127.0.0.1:\(origin.port) unreachable"))
         #expect(explain.output.contains("offline (personal posture): the stored response would be served"))
