@@ -36,7 +36,7 @@ struct GetStreamingTests {
             #expect(wroteBeforeTheRest, "nothing was written before the origin sent the rest")
             #expect(!early.isEmpty && early.count <= 100_000)
             #expect(status == 0)
-            #expect(early + remainder == Self.body)
+            #expect(byteDifference(early + remainder, Self.body) == nil)
             let again = try await WebCacheProcess.run(
                 ["get", "-i", origin.url("/download").absoluteString, "--cache-dir", directory.url.path])
             #expect(again.output.contains("Cache-Status: WebCache; hit"))

@@ -205,7 +205,7 @@ struct LargeUnstoredBodyTests {
             #expect(
                 try await response.body.collect() == Self.large, "a second reading starts again from the first byte")
             let again = try await h.get("/large")
-            #expect(again.body == Self.large)
+            #expect(byteDifference(again.body, Self.large) == nil)
             #expect(!again.isFromCache)
             #expect(h.origin.requests(to: "/large").count == 2)
             #expect(Self.spillFolders(in: h.directory).count == 1, "the body went past the budget into a spill file")

@@ -66,7 +66,8 @@ struct PartialContentTests {
             _ = try await h.get("/data.bin", ["Range: bytes=0-999"])
             await h.cache.waitForBackgroundWork()
             let whole = try await h.get("/data.bin")
-            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(whole.head.status.code == 200)
+            #expect(byteDifference(whole.body, Self.body) == nil)
             #expect(
                 whole.head.headerFields[.contentRange] == nil && whole.head.headerFields[.contentLength] == "200000")
             #expect(whole.cacheStatus.forward == .partial)
@@ -75,7 +76,9 @@ struct PartialContentTests {
             #expect(asked?.header("If-Range") == "\"d1\"")
             await h.cache.waitForBackgroundWork()
             let again = try await h.get("/data.bin")
-            #expect(again.isFromCache && again.head.status.code == 200 && again.body == Self.body)
+            #expect(again.isFromCache)
+            #expect(again.head.status.code == 200)
+            #expect(byteDifference(again.body, Self.body) == nil)
             #expect(h.origin.count("/data.bin") == 2)
         }
     }
@@ -99,11 +102,13 @@ struct PartialContentTests {
             await h.cache.waitForBackgroundWork()
             honoursRange.withLockedValue { $0 = false }
             let whole = try await h.get("/switch.bin")
-            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(whole.head.status.code == 200)
+            #expect(byteDifference(whole.body, Self.body) == nil)
             #expect(h.origin.requests(to: "/switch.bin").last?.header("Range") == "bytes=1000-")
             await h.cache.waitForBackgroundWork()
             let again = try await h.get("/switch.bin")
-            #expect(again.isFromCache && again.body == Self.body)
+            #expect(again.isFromCache)
+            #expect(byteDifference(again.body, Self.body) == nil)
             #expect(h.origin.count("/switch.bin") == 2)
         }
     }
@@ -123,7 +128,8 @@ struct PartialContentTests {
             _ = try await h.get("/plain.bin", ["Range: bytes=0-999"])
             await h.cache.waitForBackgroundWork()
             let whole = try await h.get("/plain.bin")
-            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(whole.head.status.code == 200)
+            #expect(byteDifference(whole.body, Self.body) == nil)
             #expect(h.origin.requests(to: "/plain.bin").last?.header("Range") == nil)
             await h.cache.waitForBackgroundWork()
             let later = try await h.get("/plain.bin", ["Range: bytes=5000-5009"])
@@ -198,7 +204,8 @@ struct PartialContentTests {
                 inside.isFromCache && inside.body == Self.body.subdata(in: 0..<100),
                 "the first 100 bytes arrived and were kept")
             let whole = try await h.get("/cut.bin")
-            #expect(whole.head.status.code == 200 && whole.body == Self.body)
+            #expect(whole.head.status.code == 200)
+            #expect(byteDifference(whole.body, Self.body) == nil)
             let rest = try #require(h.origin.requests(to: "/cut.bin").last?.header("Range"))
             let start = try #require(Int(rest.dropFirst("bytes=".count).dropLast()))
             #expect(start > 0 && start <= 50_000, "asked only for what did not arrive: \(rest)")
@@ -324,7 +331,8 @@ struct PartialContentTests {
             try await h.withAnotherCache(after: ["/big.bin"]) { other in
                 let url = h.origin.url("/big.bin").absoluteString
                 let next = try await other.response(for: Fixtures.request(.get, url, ["Range: bytes=1500000-1599999"]))
-                #expect(!next.isFromCache && next.body == Self.bigBody.subdata(in: 1_500_000..<1_600_000))
+                #expect(!next.isFromCache)
+                #expect(byteDifference(next.body, Self.bigBody.subdata(in: 1_500_000..<1_600_000)) == nil)
                 await other.waitForBackgroundWork()
                 let across = try await other.response(
                     for: Fixtures.request(.get, url, ["Range: bytes=1400000-1549999", "Cache-Control: only-if-cached"]))
@@ -354,7 +362,8 @@ struct PartialContentTests {
                 #expect(other.counters.storeProblems >= 1)
                 let stored = try await other.response(
                     for: Fixtures.request(.get, url, ["Range: bytes=1550000-1559999", "Cache-Control: only-if-cached"]))
-                #expect(stored.isFromCache && stored.body == Self.bigBody.subdata(in: 1_550_000..<1_560_000))
+                #expect(stored.isFromCache)
+                #expect(byteDifference(stored.body, Self.bigBody.subdata(in: 1_550_000..<1_560_000)) == nil)
                 let gone = try await other.response(
                     for: Fixtures.request(.get, url, ["Range: bytes=0-99", "Cache-Control: only-if-cached"]))
                 #expect(gone.head.status.code == 504, "no byte of the corrupt part is served")

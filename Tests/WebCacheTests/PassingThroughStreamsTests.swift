@@ -48,9 +48,10 @@ struct PassingThroughStreamsTests {
             let (early, response, body) = try await Self.firstBytesBeforeTheRest(h, request, rest: rest)
             #expect(early, "nothing reached the caller before the origin sent the rest")
             #expect(response.cacheStatus.forward == .bypass)
-            #expect(body == Self.body)
+            #expect(byteDifference(body, Self.body) == nil)
             let again = try await h.get("/download")
-            #expect(!again.isFromCache && again.body == Self.body)
+            #expect(!again.isFromCache)
+            #expect(byteDifference(again.body, Self.body) == nil)
             #expect(h.origin.count("/download") == 2)
         }
     }
@@ -68,7 +69,7 @@ struct PassingThroughStreamsTests {
             let (early, response, body) = try await Self.firstBytesBeforeTheRest(h, request, rest: rest)
             #expect(early, "nothing reached the caller before the origin sent the rest")
             #expect(response.cacheStatus.forward == .method)
-            #expect(body == Self.body)
+            #expect(byteDifference(body, Self.body) == nil)
             let after = try await h.get("/feed")
             #expect(!after.isFromCache, "the POST invalidated the stored GET")
         }

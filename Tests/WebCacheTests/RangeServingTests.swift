@@ -151,7 +151,8 @@ struct RangeServingTests {
             let whole = try await h.get("/ranged.webm")
             #expect(whole.isFromCache && whole.head.status.code == 200 && whole.body == MediaFixture.media)
             let seek = try await h.get("/ranged.webm", ["Range: bytes=150000-"])
-            #expect(seek.isFromCache && seek.body == MediaFixture.media.suffix(from: 150_000))
+            #expect(seek.isFromCache)
+            #expect(byteDifference(seek.body, MediaFixture.media.suffix(from: 150_000)) == nil)
             #expect(h.origin.count("/ranged.webm") == 1)
         }
     }

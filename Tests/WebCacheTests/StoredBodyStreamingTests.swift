@@ -43,7 +43,7 @@ struct StoredBodyStreamingTests {
                 #expect(chunks >= 12)
                 #expect(byteDifference(received, Self.body) == nil)
             }
-            #expect(try await response.body.collect() == Self.body)
+            #expect(byteDifference(try await response.body.collect(), Self.body) == nil)
             #expect(h.origin.count("/big") == 1)
         }
     }
@@ -53,7 +53,7 @@ struct StoredBodyStreamingTests {
         try await Self.withStoredBody(corrupting: true) { cache, h in
             let response = try await cache.streamingResponse(for: HTTPRequest(method: .get, url: h.origin.url("/big")))
             #expect(!response.cacheStatus.hit)
-            #expect(try await response.body.collect() == Self.body)
+            #expect(byteDifference(try await response.body.collect(), Self.body) == nil)
             #expect(cache.counters.storeProblems >= 1)
             #expect(h.origin.count("/big") == 2)
             let counters = cache.counters
