@@ -18,19 +18,26 @@ struct ProxyEdgeTests {
         text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
     }
 
+    /// Routes `/slow`, whose body the origin holds after its first byte until the returned gate
+    /// opens (a miss on its way), and `/a`, a fresh page.
+    static func routeSlowMiss(_ origin: TestOrigin) -> OriginGate {
+        let rest = OriginGate()
+        origin.route("/slow") { _ in
+            var response = TestOrigin.Response.text("slow", headers: [("Cache-Control", "max-age=60")])
+            response.pauseAfter = 1
+            response.pauseUntil = rest
+            return response
+        }
+        origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+        return rest
+    }
+
     @Test(
         "requests pipelined while a miss is on its way — one, then a burst of fifty — are answered after it, in order, on a real socket"
     )
     func pipelinedBehindMiss() async throws {
         try await TestOrigin.with { origin in
-            let rest = OriginGate()
-            origin.route("/slow") { _ in
-                var response = TestOrigin.Response.text("slow", headers: [("Cache-Control", "max-age=60")])
-                response.pauseAfter = 1
-                response.pauseUntil = rest
-                return response
-            }
-            origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+            let rest = Self.routeSlowMiss(origin)
             origin.route("/b") { _ in .text("second", headers: [("Cache-Control", "max-age=60")]) }
             try await ProxyTests.withProxy(origin) { port, _ in
                 let connection = try RawHTTPClient.sendWithoutReading(
@@ -58,14 +65,7 @@ struct ProxyEdgeTests {
     )
     func longBurstBehindMiss() async throws {
         try await TestOrigin.with { origin in
-            let rest = OriginGate()
-            origin.route("/slow") { _ in
-                var response = TestOrigin.Response.text("slow", headers: [("Cache-Control", "max-age=60")])
-                response.pauseAfter = 1
-                response.pauseUntil = rest
-                return response
-            }
-            origin.route("/a") { _ in .text("first", headers: [("Cache-Control", "max-age=60")]) }
+            let rest = Self.routeSlowMiss(origin)
             try await ProxyTests.withProxy(origin) { port, _ in
                 let warm = try await RawHTTPClient.exchange(
                     port: port, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
