@@ -10,8 +10,10 @@
 #   seek16m   bytes=N-(N+262143) at a random N of the 16 MB object (large media)
 #   multi     bytes=0-99,5000-5099,900000-900099 (multipart/byteranges)
 # Caches and origin on CPU 0, wrk on CPU 1, one worker/thread each; server CPU per request from
-# /proc. Nothing leaves the machine.
-#   scripts/bench-ranges.sh            # DURATION=10 CONNS=64; PERF_OUT=file records WebCache with perf;
+# /proc. CPU_CAP=50 gives each cache half a core (a cgroup quota) so that wrk, on a core of its
+# own, never limits the rate: requests per second then compare what each does with the same CPU.
+# Nothing leaves the machine.
+#   scripts/bench-ranges.sh            # DURATION=10 CONNS=64 CPU_CAP=; PERF_OUT=file records WebCache with perf;
 #                                      # BINARY=path/to/webcache measures another build
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +65,7 @@ for port in 9702 9703; do
 done
 front_pids=("$front_master" $(ps --ppid "$front_master" -o pid=,args= | awk '/worker process/ { print $1 }'))
 hz=$(getconf CLK_TCK)
+[ -z "${CPU_CAP:-}" ] || cap_cpu "$CPU_CAP" "${front_pids[@]}" "$webcache_pid"
 
 script() { # kind → a wrk Lua script
   case $1 in
@@ -101,5 +104,6 @@ for kind in seek64k seek8m tail seek16m multi; do
 done
 origin_after=$(wc -l <"$work/origin-access.log")
 echo
+[ -z "${CPU_CAP:-}" ] || echo "each cache capped at $CPU_CAP % of a core"
 echo "origin requests during the runs: $((origin_after - origin_before)) (must be 0: every range answered from the cache)"
 [ "$origin_after" -eq "$origin_before" ]

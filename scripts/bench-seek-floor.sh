@@ -7,7 +7,10 @@
 #   webcache    WebCache's proxy in front of the same origin (the range served from its store)
 # Servers and origin on CPU 0, wrk on CPU 1 with CONNS connections for DURATION seconds a run;
 # user and system CPU per request from /proc, and the median of ROUNDS rounds per server.
-#   scripts/bench-seek-floor.sh        # ROUNDS=5 DURATION=5 CONNS=64; BINARY=path/to/webcache
+# CPU_CAP=50 gives each server half a core (a cgroup quota) so that wrk, on a core of its own,
+# is never what limits the rate: requests per second then compare what each server does with
+# the same CPU.
+#   scripts/bench-seek-floor.sh        # ROUNDS=5 DURATION=5 CONNS=64 CPU_CAP=; BINARY=path/to/webcache
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-5}
@@ -64,6 +67,10 @@ for name in nginx nio-floor raw-floor webcache; do
     || { echo "FAIL: $name answered $status or wrong bytes"; exit 1; }
 done
 server[nginx]="$front_master $(ps --ppid "$front_master" -o pid=,args= | awk '/worker process/ { print $1 }' | tr '\n' ' ')"
+if [ -n "${CPU_CAP:-}" ]; then
+  # shellcheck disable=SC2086
+  cap_cpu "$CPU_CAP" ${server[nginx]} ${server[nio-floor]} ${server[raw-floor]} ${server[webcache]}
+fi
 echo 'request = function() local s = math.random(0, 1048576 - 65536); return wrk.format("GET", "/1m.bin", {["Range"] = "bytes=" .. s .. "-" .. (s + 65535)}) end' >"$work/seek.lua"
 hz=$(getconf CLK_TCK)
 ticks() { # user and system clock ticks of the processes given
@@ -105,4 +112,4 @@ for name in ["nginx", "nio-floor", "raw-floor", "webcache"]:
     print(f"| {name} | {rate:,.0f} | {user:.1f} | {system:.1f} | {user + system:.1f} | {(user + system) / nginx:.2f} |")
 PY
 echo
-echo "medians of $ROUNDS alternating rounds of ${DURATION}s at $CONNS connections; the origin saw $(( $(wc -l <"$work/origin-access.log") - origin_before )) requests during them"
+echo "medians of $ROUNDS alternating rounds of ${DURATION}s at $CONNS connections${CPU_CAP:+, each server capped at $CPU_CAP % of a core}; the origin saw $(( $(wc -l <"$work/origin-access.log") - origin_before )) requests during them"

@@ -5,6 +5,7 @@
 #   start_harness [product…]    # builds webcache (and the products named), sets $bin and $work
 #   pids+=("$!")                # every background process started is stopped on exit
 #   on_exit() { …; }            # optional: runs on exit once they are stopped (unmounting, say)
+#   cap_cpu PERCENT PID…        # the processes share PERCENT of one core (cgroup v1 cpu quota)
 # KEEP=1 leaves $work in place for a look afterwards.
 export PATH="/opt/swift/usr/bin:$PATH"
 pids=()
@@ -22,7 +23,27 @@ harness_cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if declare -F on_exit >/dev/null; then on_exit || true; fi
+  if [ -n "${cpu_cap_group:-}" ]; then
+    while read -r pid; do echo "$pid" >/sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null || true; done \
+      <"$cpu_cap_group/cgroup.procs"
+    rmdir "$cpu_cap_group" 2>/dev/null || true
+  fi
   [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+
+# cap_cpu PERCENT PID…: the processes given (all their threads) share PERCENT of one core, through
+# a cgroup of the cpu controller (v1, /sys/fs/cgroup/cpu; needs root), removed on exit. With the
+# servers capped below a core, the load generator on its own core is never what limits the rate:
+# requests per second become what the server does with the same CPU.
+cap_cpu() {
+  local percent=$1 pid
+  shift
+  [ -w /sys/fs/cgroup/cpu/cgroup.procs ] || { echo "cap_cpu: no writable cgroup v1 cpu controller" >&2; return 1; }
+  cpu_cap_group="/sys/fs/cgroup/cpu/webcache-bench-$$"
+  mkdir -p "$cpu_cap_group"
+  echo 100000 >"$cpu_cap_group/cpu.cfs_period_us"
+  echo $((percent * 1000)) >"$cpu_cap_group/cpu.cfs_quota_us"
+  for pid in "$@"; do echo "$pid" >"$cpu_cap_group/cgroup.procs"; done
 }
 
 # nginx_config NAME: writes $work/NAME.conf, one nginx worker with its pid and error log in
