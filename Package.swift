@@ -211,6 +211,13 @@ let package = Package(
             path: "Benchmarks/ForwardingFloor"
         ),
         .executableTarget(
+            name: "body-write-floor",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ],
+            path: "Benchmarks/BodyWriteFloor"
+        ),
+        .executableTarget(
             name: "seek-floor",
             dependencies: [
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
