@@ -18,7 +18,9 @@ struct StatsCommand: AsyncParsableCommand {
             let counters = CacheCounters(dictionary: try store.counters())
             print("cache:     \(cache.directory.path)")
             print("entries:   \(statistics.entries) (\(statistics.pinnedEntries) pinned)")
-            print("bytes:     \(formatBytes(statistics.diskBytes)) on disk")
+            print(
+                "bytes:     \(formatBytes(statistics.diskBytes)) on disk, of \(formatBytes(store.configuration.diskCapacity)) kept at most"
+            )
             print(
                 "requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked"
             )

@@ -19,6 +19,18 @@ struct CacheOptions: ParsableArguments {
             "A YAML file with the cache policy (lifetimes, allow and block lists, offline use).", valueName: "file"))
     var config: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The most the cache keeps on disk (\(ByteCount.help)); past it the least recently used entries go. Recorded in the cache directory for later commands that name none (default: the configuration file's, else the recorded one, else 512m).",
+            valueName: "size"))
+    var diskCapacity: ByteCount?
+
+    @Option(
+        help: ArgumentHelp(
+            "The most this process keeps in memory of the cache's entries (\(ByteCount.help); default: the configuration file's, else 32m).",
+            valueName: "size"))
+    var memoryCapacity: ByteCount?
+
     /// The directory in use.
     var directory: URL {
         if let cacheDir { return URL(fileURLWithPath: cacheDir) }
@@ -81,10 +93,22 @@ struct CacheOptions: ParsableArguments {
         return logger
     }
 
+    /// The store's configuration: the configuration file's `storage` settings, then the
+    /// capacities given as options. The disk capacity comes from `--disk-capacity` (and is
+    /// recorded in the directory), else the configuration file, else what an earlier command
+    /// recorded, else the store's default.
     func storeConfiguration(logger: Logger = Self.quietLogger) throws -> CacheStore.Configuration {
         var configuration = CacheStore.Configuration(directory: directory)
         configuration.logger = logger
-        try storage().apply(to: &configuration)
+        let settings = try storage()
+        try settings.apply(to: &configuration)
+        if let diskCapacity {
+            configuration.diskCapacity = diskCapacity.bytes
+            try RecordedDiskCapacity.record(diskCapacity.bytes, in: configuration.directory)
+        } else if settings.diskCapacity == nil, let recorded = RecordedDiskCapacity.read(in: configuration.directory) {
+            configuration.diskCapacity = recorded
+        }
+        if let memoryCapacity { configuration.memoryCapacity = memoryCapacity.bytes }
         return configuration
     }
 
