@@ -71,14 +71,7 @@ struct BodyLayout {
             } else {
                 fd = try Self.open("\(name).tmp", flags: O_WRONLY | O_CREAT | O_EXCL)
             }
-            var left = size
-            while left > 0 {
-                let count = min(left, Self.pieceSize)
-                guard Self.piece.withUnsafeBytes({ writeDescriptor(fd, $0.baseAddress, count) }) == count else {
-                    throw FloorError("cannot write \(name).tmp: \(errorText())")
-                }
-                left -= count
-            }
+            _ = try Self.writeBody(fd, at: 0, size: size)
             closeDescriptor(fd)
             guard rename("\(name).tmp", "\(name).body") == 0 else {
                 throw FloorError("cannot rename \(name): \(errorText())")
@@ -89,12 +82,12 @@ struct BodyLayout {
                 keep(segmentPath(segmentIndex), size: Self.segmentSize)
                 try startSegment(segmentIndex + 1)
             }
-            try writeBody(size: size)
+            offset = try Self.writeBody(segment, at: offset, size: size)
         case .ring:
             if offset + size > Self.segmentSize {
                 try openRingSegment((segmentIndex + 1) % (capacity / Self.segmentSize))
             }
-            try writeBody(size: size)
+            offset = try Self.writeBody(segment, at: offset, size: size)
         }
         written += 1
     }
@@ -104,14 +97,17 @@ struct BodyLayout {
         segment = -1
     }
 
-    private mutating func writeBody(size: Int) throws {
+    /// Writes a body of `size` bytes at `offset` of `fd` in pieces; returns the offset after it.
+    private static func writeBody(_ fd: Int32, at offset: Int, size: Int) throws -> Int {
+        var offset = offset
         var left = size
         while left > 0 {
-            let count = min(left, Self.pieceSize)
-            try Self.write(segment, at: offset, count: count)
+            let count = min(left, pieceSize)
+            try write(fd, at: offset, count: count)
             offset += count
             left -= count
         }
+        return offset
     }
 
     /// Counts a body (or a full segment) as kept, and unlinks the oldest while over capacity.

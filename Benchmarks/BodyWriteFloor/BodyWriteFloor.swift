@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -62,7 +63,7 @@ struct BodyWriteFloor: ParsableCommand {
     func run() throws {
         let scratch = "\(directory)/body-write-floor-\(getpid())"
         guard mkdir(scratch, 0o755) == 0 else { throw FloorError("cannot make \(scratch): \(errorText())") }
-        defer { removeTree(scratch) }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
         let capacityBytes = capacity << 20
         print("| size | layout | CPU µs per body | of which system | wall µs per body |")
         print("| --- | --- | --- | --- | --- |")
@@ -77,7 +78,7 @@ struct BodyWriteFloor: ParsableCommand {
                     for _ in 0..<count { try layout.write(size: size) }
                     samples[kind, default: []].append(try Measurement.of(count: count) { try layout.write(size: size) })
                     layout.close()
-                    removeTree(folder)
+                    try? FileManager.default.removeItem(atPath: folder)
                 }
             }
             for kind in BodyLayout.Kind.allCases {
@@ -94,16 +95,6 @@ struct BodyWriteFloor: ParsableCommand {
     }
 
     private func format(_ value: Double) -> String {
-        value < 10 ? String(Int((value * 10).rounded())).inserting(".", fromEnd: 1) : String(Int(value.rounded()))
-    }
-}
-
-extension String {
-    /// The text with `mark` put `fromEnd` characters before its end (a decimal point).
-    fileprivate func inserting(_ mark: Character, fromEnd: Int) -> String {
-        let padded = count <= fromEnd ? String(repeating: "0", count: fromEnd - count + 1) + self : self
-        var text = padded
-        text.insert(mark, at: text.index(text.endIndex, offsetBy: -fromEnd))
-        return text
+        value < 10 ? String(format: "%.1f", value) : String(Int(value.rounded()))
     }
 }

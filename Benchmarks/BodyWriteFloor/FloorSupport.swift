@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,27 +15,10 @@ struct FloorError: Error, CustomStringConvertible {
 /// The text of the last system call's error.
 func errorText() -> String { String(cString: strerror(errno)) }
 
-// The system calls under names of their own, since `BodyLayout` has methods called `write` and
+// The system calls under names of their own, since `BodyLayout` has methods called `open` and
 // `close`.
 func openDescriptor(_ path: String, _ flags: Int32) -> Int32 { open(path, flags, 0o644) }
 func closeDescriptor(_ fd: Int32) { _ = close(fd) }
-func writeDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, bytes, count) }
-
-/// Removes a folder with everything in it (the scratch folders: files and folders only).
-func removeTree(_ path: String) {
-    guard let folder = opendir(path) else {
-        unlink(path)
-        return
-    }
-    while let entry = readdir(folder) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        if name == "." || name == ".." { continue }
-        let child = "\(path)/\(name)"
-        if unlink(child) != 0 { removeTree(child) }
-    }
-    closedir(folder)
-    rmdir(path)
-}
 
 /// CPU and wall time per operation of one measured run.
 struct Measurement {

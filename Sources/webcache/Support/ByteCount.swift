@@ -4,36 +4,27 @@ import ArgumentParser
 /// `m`, `g` or `t`, with or without `b` or `ib` after it, in any case (`512k`, `64MiB`, `2g`,
 /// `1.5GiB`). A fraction (up to three digits) needs a unit; the result is whole bytes, rounded
 /// down.
-struct ByteCount: ExpressibleByArgument, Sendable, Equatable, CustomStringConvertible {
+struct ByteCount: ExpressibleByArgument, Sendable, Equatable {
     let bytes: Int
-
-    init(bytes: Int) {
-        self.bytes = bytes
-    }
 
     init?(argument: String) {
         guard let bytes = Self.parse(argument) else { return nil }
         self.bytes = bytes
     }
 
-    var description: String { String(bytes) }
-
     static let help = "bytes, or with k, m, g or t (binary: 2g is 2 GiB)"
 
     /// The bytes `text` names; `nil` when it is not a size, is negative, or does not fit an `Int`.
     static func parse(_ text: String) -> Int? {
         var number = Substring(text.lowercased())
-        if number.hasSuffix("ib") {
-            number = number.dropLast(2)
-        } else if number.hasSuffix("b") {
-            number = number.dropLast()
-        }
+        let binarySuffix = number.hasSuffix("ib")
+        number = number.dropLast(binarySuffix ? 2 : number.hasSuffix("b") ? 1 : 0)
         let shifts: [Character: Int] = ["k": 10, "m": 20, "g": 30, "t": 40]
         var shift = 0
         if let last = number.last, let unit = shifts[last] {
             shift = unit
             number = number.dropLast()
-        } else if text.lowercased().hasSuffix("ib") {
+        } else if binarySuffix {
             return nil  // "ib" with no unit before it
         }
         let parts = number.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
