@@ -17,13 +17,23 @@ public struct ProxyConfiguration: Sendable {
     /// Forward mode: the destination hosts allowed (host names or suffixes), for requests and
     /// `CONNECT` tunnels alike; empty allows all.
     public var allowedDestinations: [String]
-    /// The largest request body accepted (413 beyond).
+    /// The largest request body accepted (413 beyond; a chunked body that passes it while it is
+    /// sent to the origin fails that exchange and closes the connection). No limit by default:
+    /// bodies from ``streamsRequestBodiesFrom`` bytes on are never held whole.
     public var maximumRequestBodySize: Int
     /// The most bytes of request bodies held in memory at once, over all connections: a body
-    /// is held whole until its request is answered. A request whose body would take more is
-    /// answered 503 with `Retry-After: 1` and its connection closed. 256 MiB by default, room
-    /// for four bodies of the largest size at once.
+    /// below ``streamsRequestBodiesFrom`` (or of a GET or HEAD) is held whole until its request
+    /// is answered. A request whose body would take more is answered 503 with `Retry-After: 1`
+    /// (413 when it could never fit) and its connection closed. 256 MiB by default.
     public var maximumBufferedRequestBodies: Int = 256 << 20
+    /// The size from which a request body (of any method but GET and HEAD, which the cache may
+    /// answer) is sent to the origin as it arrives instead of held whole: an upload of any size
+    /// then holds at most about 256 KiB of the proxy's memory, and the client is read only as
+    /// fast as the origin takes it. A body that declares this length or more streams from its
+    /// head; a chunked one once this much of it has come. Smaller bodies are held whole, so that
+    /// a request that meets a kept-alive connection the origin has just closed can be sent
+    /// again. 1 MiB by default.
+    public var streamsRequestBodiesFrom: Int = 1 << 20
     /// The largest request head accepted: request line and fields (431 beyond). The HTTP parser
     /// itself refuses heads past 80 KiB.
     public var maximumHeaderSize: Int
@@ -60,7 +70,7 @@ public struct ProxyConfiguration: Sendable {
     /// Creates a configuration listening on 127.0.0.1.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, upstream: URL? = nil, allowedDestinations: [String] = [],
-        maximumRequestBodySize: Int = 64 << 20, maximumHeaderSize: Int = 32 << 10, idleTimeout: Duration = .seconds(60),
+        maximumRequestBodySize: Int = .max, maximumHeaderSize: Int = 32 << 10, idleTimeout: Duration = .seconds(60),
         connectTimeout: Duration = .seconds(10), maximumConnections: Int = 1024, drainTimeout: Duration = .seconds(10),
         metricsPath: String? = "/_webcache/metrics", viaName: String = "webcache"
     ) {

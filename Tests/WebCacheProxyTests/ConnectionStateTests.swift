@@ -23,6 +23,55 @@ struct ConnectionStateTests {
     }
 
     @Test(
+        "a streamed body's parts are handled while its answer is on its way; reads stop while the origin is full and resume when it takes more; the next request waits"
+    )
+    func streamedBody() throws {
+        var state = ConnectionState()
+        let post = RequestParser.Part.head(
+            try RequestHead.parsing("POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 9\r\n\r\n"))
+        #expect(Self.path(of: state.receive(post)) == "/up")
+        state.startStreamingBody()
+        state.startAnswering()
+        let first = state.receive(.body(ByteBuffer(string: "abc")))
+        #expect(Self.path(of: first) == "body")
+        let reads = state.readRequested(writable: true)
+        #expect(reads, "nothing waits: reading goes on")
+        state.uploadFull()
+        let readsWhenFull = state.readRequested(writable: true)
+        #expect(!readsWhenFull, "the origin has enough for now")
+        let readsWhenWritable = state.becameWritable()
+        #expect(!readsWhenWritable, "writability alone does not resume an upload held back")
+        let resumed = state.uploadResumed()
+        #expect(resumed, "the read held is made now")
+        let resumedAgain = state.uploadResumed()
+        #expect(!resumedAgain, "once")
+        let second = state.receive(.body(ByteBuffer(string: "def")))
+        #expect(Self.path(of: second) == "body")
+        let end = state.receive(.end)
+        #expect(Self.path(of: end) == "end")
+        #expect(!state.streamingBody)
+        let next = state.receive(try Self.head("/next"))
+        #expect(next == nil, "the next request waits behind the answer")
+        let keptAlive = state.answerWritten(keepAlive: true)
+        #expect(keptAlive)
+        let waited = state.nextWaitingPart()
+        #expect(Self.path(of: waited) == "/next")
+    }
+
+    @Test("an answer written before its streamed body ended closes the connection")
+    func answeredBeforeTheBodyEnded() throws {
+        var state = ConnectionState()
+        let post = RequestParser.Part.head(
+            try RequestHead.parsing("POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Length: 9\r\n\r\n"))
+        _ = state.receive(post)
+        state.startStreamingBody()
+        state.startAnswering()
+        _ = state.receive(.body(ByteBuffer(string: "abc")))
+        let keptAlive = state.answerWritten(keepAlive: true)
+        #expect(!keptAlive)
+    }
+
+    @Test(
         "pipelined requests wait behind the answer on its way, in order; a read asked for meanwhile is held until they are answered"
     )
     func pipelining() throws {

@@ -181,6 +181,20 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// ``streamingResponse(for:body:mode:interim:followRedirects:)`` for a request whose body is
+    /// still arriving (an upload): the body goes to the origin as it comes, never held whole.
+    /// Redirects are not followed, since the body cannot be sent twice. A request answered
+    /// without the origin (an error, offline) leaves the body unread; call
+    /// ``RequestBodyStream/cancel()`` then if its producer waits.
+    public func streamingResponse(
+        for request: HTTPRequest, bodyStream: RequestBodyStream, mode: RequestMode = .default,
+        interim: InterimResponseHandler? = nil
+    ) async throws -> StreamingCacheResponse {
+        try await streamingResponse(
+            for: request, url: nil, bodyStream: bodyStream, mode: mode, interim: interim,
+            bodyStreamsFrom: Self.streamedStoredBodiesFrom)
+    }
+
     /// The size from which ``streamingResponse(for:body:mode:interim:followRedirects:)`` reads a
     /// stored body from its file as it is iterated rather than into memory first.
     public static let streamedStoredBodiesFrom = 1 << 20
@@ -192,12 +206,17 @@ public final class HTTPCache: Sendable {
     ///
     /// With `bodyStreamsFrom`, a whole stored body of at least that many bytes is read from its
     /// file as the body is iterated (``StoredBodyChunks``).
+    ///
+    /// A `bodyStream` (an upload still arriving) goes to the origin as it arrives, in place of
+    /// `body`, when the request goes there (an unsafe method, or one passed through); a request
+    /// answered otherwise leaves it unread.
     package func streamingResponse(
-        for request: HTTPRequest, url: URL?, body: Data? = nil, mode: RequestMode = .default,
-        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil, bodyStreamsFrom streamedSize: Int? = nil
+        for request: HTTPRequest, url: URL?, body: Data? = nil, bodyStream: RequestBodyStream? = nil,
+        mode: RequestMode = .default, interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil,
+        bodyStreamsFrom streamedSize: Int? = nil
     ) async throws -> StreamingCacheResponse {
         let response = try await respond(
-            to: request, url: url, body: body, mode: mode, interim: interim, trip: trip,
+            to: request, url: url, body: body, bodyStream: bodyStream, mode: mode, interim: interim, trip: trip,
             bodyStreamsFrom: streamedSize)
         let stream: ResponseBodyStream
         switch response.content {

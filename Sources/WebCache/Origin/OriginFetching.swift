@@ -27,6 +27,13 @@ public protocol OriginFetching: Sendable {
     /// to `interim`, in order, before returning (a proxy passes them on, RFC 9110 §15.2). The
     /// default implementation, for origins that do not see them, drops them.
     func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws -> OriginStream
+
+    /// ``stream(_:body:interim:)`` for a body still arriving (an upload through the proxy), sent
+    /// as it comes rather than held whole. The request is sent once: a kept-alive connection
+    /// that turns out closed fails it, as the body cannot be read again. The default
+    /// implementation, for origins that cannot send a body as it arrives, collects it first.
+    func stream(_ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?)
+        async throws -> OriginStream
 }
 
 /// Receives an origin's interim responses — `103 Early Hints`, `102 Processing` — for one

@@ -63,4 +63,12 @@ extension OriginFetching {
     {
         try await stream(request, body: body)
     }
+
+    /// Collects the body, then sends the request: for origins that cannot send a body as it
+    /// arrives.
+    public func stream(_ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?)
+        async throws -> OriginStream
+    {
+        try await stream(request, body: try await body.collected(), interim: interim)
+    }
 }

@@ -108,6 +108,9 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var readingPaused = false
     /// A read was asked for while paused: it is made when reading resumes.
     private var readPending = false
+    /// The request's body is still being sent (``requestBodyProgress()``,
+    /// ``requestBodySent()``): a response that ends meanwhile leaves the connection unusable.
+    private var sendingBody = false
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -121,8 +124,10 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     /// Sends `head` (and `body`) and reports the response to `exchange`; `toHEAD` when the
-    /// request is a `HEAD` (no body follows the response's head). On the event loop.
-    func start(_ head: ByteBuffer, body: ByteBuffer?, toHEAD: Bool, exchange: Exchange) {
+    /// request is a `HEAD` (no body follows the response's head); `bodyFollows` when the body is
+    /// written after the head by its sender, which reports ``requestBodyProgress()`` and
+    /// ``requestBodySent()``. On the event loop.
+    func start(_ head: ByteBuffer, body: ByteBuffer?, bodyFollows: Bool = false, toHEAD: Bool, exchange: Exchange) {
         guard let context, context.channel.isActive, lastError == nil else {
             // Closed meanwhile, or failed before the request (a TLS handshake starts on connect).
             let error = lastError ?? Failure.closedBeforeHead
@@ -132,6 +137,7 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         self.exchange = exchange
+        sendingBody = bodyFollows
         pacing = nil
         mark = nil
         stopPausing(context: context)
@@ -232,7 +238,9 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             // The connection goes back to the pool before the reader learns the body is whole, so
             // that a request it sends next finds it there — unless the origin sent bytes past the
             // end of this response: they would be read as the start of the next one.
-            exchange.finished(keepAlive && !parser.hasUnreadBytes)
+            // Nor when the origin answered before the request's body was all sent: the rest
+            // of it would be read as the next request.
+            exchange.finished(keepAlive && !parser.hasUnreadBytes && !sendingBody)
             exchange.body.finish()
             handOverHead(of: exchange, bodyArrived: true)
         }
@@ -299,6 +307,20 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     func abandon(_ mark: Mark) {
         guard exchange != nil, self.mark === mark, let context else { return }
         fail(Failure.abandoned, context: context)
+    }
+
+    /// A piece of the request's body went out: the origin, which may answer only once it has
+    /// the whole body, gets the time limit for its head from now. On the event loop.
+    func requestBodyProgress() {
+        guard let exchange, sendingBody, !headReceived else { return }
+        armTimer(exchange.timeout, receivingBody: false)
+    }
+
+    /// The request's body is all sent. On the event loop.
+    func requestBodySent() {
+        guard sendingBody else { return }
+        sendingBody = false
+        if let exchange, !headReceived { armTimer(exchange.timeout, receivingBody: false) }
     }
 
     /// Reads freely again, making the read held meanwhile.

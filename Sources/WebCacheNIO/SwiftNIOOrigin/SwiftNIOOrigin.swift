@@ -138,6 +138,40 @@ public final class SwiftNIOOrigin: OriginFetching {
         }
     }
 
+    /// Sends the request with its body as the body arrives (`Content-Length` when it declares
+    /// one, chunked otherwise), hands interim responses to `interim`, and streams the response
+    /// body; see `stream(_:streamingBody:interim:)`. The request is sent once: on a kept-alive
+    /// connection idle for at most two seconds (well inside common keep-alive timeouts), or a
+    /// new one. A response that comes before the body is all sent is handed over as it comes;
+    /// the rest of the body is then not sent (the body's reader stops) and the connection is
+    /// closed after the response.
+    public func stream(
+        _ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?
+    ) async throws -> OriginStream {
+        guard let endpoint = endpoint(of: request) else {
+            body.cancel()
+            throw OriginError(
+                .invalidRequest,
+                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
+        }
+        let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body.length, chunked: body.length == nil)
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        do {
+            let connection =
+                if let kept = pool.take(endpoint, preferring: loop, idleAtMost: Self.reuseForOtherMethodsWithin) {
+                    kept
+                } else {
+                    try await connect(endpoint, on: loop ?? group.next())
+                }
+            return try await exchange(
+                head, body: nil, streamingBody: body, on: connection, endpoint: endpoint, request: request,
+                interim: interim)
+        } catch {
+            body.cancel()
+            throw Self.classify(error, url: request.url, receiving: false)
+        }
+    }
+
     /// Where `request` goes: known from an earlier request to the same scheme and authority, or
     /// worked out from its URL (`nil` when it is not an absolute http(s) URL).
     private func endpoint(of request: HTTPRequest) -> OriginEndpoint? {
@@ -153,10 +187,10 @@ public final class SwiftNIOOrigin: OriginFetching {
     }
 
     /// Runs one exchange on `connection`; returns once the final head is in.
+    /// A `streamingBody` is written after the head as it arrives (``sendBody(_:on:handler:)``).
     private func exchange(
-        _ head: ByteBuffer, body: ByteBuffer?, on connection: OriginConnection, endpoint: OriginEndpoint,
-        request: HTTPRequest,
-        interim: InterimResponseHandler?
+        _ head: ByteBuffer, body: ByteBuffer?, streamingBody: RequestBodyStream? = nil, on connection: OriginConnection,
+        endpoint: OriginEndpoint, request: HTTPRequest, interim: InterimResponseHandler?
     ) async throws -> OriginStream {
         let loop = connection.channel.eventLoop
         let headPromise = loop.makePromise(of: OriginExchangeHandler.ArrivedHead.self)
@@ -171,19 +205,73 @@ public final class SwiftNIOOrigin: OriginFetching {
             head: headPromise, body: continuation, interim: interim, maximumBodySize: maximumBodySize, timeout: timeout,
             bodyError: { error in Self.classify(error, url: request.url, receiving: true) },
             finished: { reusable in
-                if reusable { pool.giveBack(connection, to: endpoint) } else { channel.close(promise: nil) }
+                if reusable {
+                    pool.giveBack(connection, to: endpoint)
+                } else {
+                    channel.close(promise: nil)
+                    // A body still being sent stops: its client is read no further.
+                    streamingBody?.cancel()
+                }
             })
         let toHEAD = request.method == .head
+        let bodyFollows = streamingBody != nil
         let start: @Sendable () -> Void = {
-            connection.handler.value.start(head, body: body, toHEAD: toHEAD, exchange: exchange)
+            connection.handler.value.start(
+                head, body: body, bodyFollows: bodyFollows, toHEAD: toHEAD, exchange: exchange)
         }
         // Called from a task on the connection's loop (a miss from the proxy), the request goes
         // out now rather than after a trip through the loop's queue.
         if loop.inEventLoop { start() } else { loop.execute(start) }
+        if let streamingBody {
+            let handler = connection.handler
+            Task { await Self.sendBody(streamingBody, on: channel, handler: handler) }
+        }
         let arrived = try await headPromise.futureResult.get()
         return OriginStream(
             head: arrived.response, body: stream, arrivedWhole: arrived.bodyArrived,
             pacing: arrived.pacing)
+    }
+
+    /// Writes a request's body after its head as the body arrives, a chunk at a time (the next
+    /// is taken once the socket has the last: the client uploading is read only as fast as the
+    /// origin takes it), chunk-framed when it declared no length. A body that fails (its client
+    /// went away), or that is longer or shorter than it declared, closes the connection, which
+    /// fails the exchange; a connection that fails (the origin answered and closed) stops the
+    /// body's reading.
+    private static func sendBody(
+        _ body: RequestBodyStream, on channel: any Channel, handler: NIOLoopBound<OriginExchangeHandler>
+    ) async {
+        let chunked = body.length == nil
+        var sent = 0
+        // A client that goes away while the origin takes nothing stops the write waited on too.
+        body.onFailure { _ in channel.closeAtOnce() }
+        do {
+            for try await chunk in body where !chunk.isEmpty {
+                sent += chunk.count
+                if let length = body.length, sent > length {
+                    throw OriginError(
+                        .invalidRequest, "the request body is longer than the \(length) bytes it declared")
+                }
+                var buffer = channel.allocator.buffer(capacity: chunk.count + (chunked ? 20 : 0))
+                if chunked {
+                    buffer.writeString(String(chunk.count, radix: 16))
+                    buffer.writeStaticString("\r\n")
+                }
+                buffer.writeBytes(chunk)
+                if chunked { buffer.writeStaticString("\r\n") }
+                try await channel.writeAndFlush(buffer)
+                channel.eventLoop.execute { handler.value.requestBodyProgress() }
+            }
+            if let length = body.length, sent != length {
+                throw OriginError(
+                    .invalidRequest, "the request body ended after \(sent) of the \(length) bytes it declared")
+            }
+            if chunked { try await channel.writeAndFlush(ByteBuffer(string: "0\r\n\r\n")) }
+            channel.eventLoop.execute { handler.value.requestBodySent() }
+        } catch {
+            body.cancel()
+            channel.closeAtOnce()
+        }
     }
 
     /// A new connection to `endpoint`, with TLS for `https`.
@@ -220,9 +308,12 @@ public final class SwiftNIOOrigin: OriginFetching {
     }
 
     /// The request head as it goes to the origin, encoded: origin-form target, `Host` for the
-    /// endpoint (whatever `Host` the request carried), `Content-Length` for a body. HTTPTypes
-    /// has made every field value safe to send (no CR, LF or NUL).
-    static func requestHead(_ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?) -> ByteBuffer {
+    /// endpoint (whatever `Host` the request carried), `Content-Length` for a body, or
+    /// `Transfer-Encoding: chunked` for a body of unknown length. HTTPTypes has made every field
+    /// value safe to send (no CR, LF or NUL).
+    static func requestHead(
+        _ request: HTTPRequest, endpoint: OriginEndpoint, bodyLength: Int?, chunked: Bool = false
+    ) -> ByteBuffer {
         let target = request.path.flatMap { $0.isEmpty ? nil : $0 } ?? "/"
         var head = ByteBufferAllocator().buffer(capacity: 256 + 64 * request.headerFields.count)
         head.writeString(request.method.rawValue)
@@ -238,7 +329,9 @@ public final class SwiftNIOOrigin: OriginFetching {
             head.writeString(field.value)
             head.writeStaticString("\r\n")
         }
-        if let bodyLength {
+        if chunked {
+            head.writeStaticString("Transfer-Encoding: chunked\r\n")
+        } else if let bodyLength {
             head.writeStaticString("Content-Length: ")
             head.writeString(String(bodyLength))
             head.writeStaticString("\r\n")

@@ -136,13 +136,13 @@ extension CachingProxy {
     /// `trip` is the engine's decision for the request, when
     /// ``storedAnswer(for:url:clientHead:persistence:allocator:trip:)`` has just made it.
     func respond(
-        to request: HTTPRequest, url: URL, body: Data?, interim: InterimResponseHandler? = nil,
-        trip: HTTPCache.OriginTrip? = nil
+        to request: HTTPRequest, url: URL, body: Data?, bodyStream: RequestBodyStream? = nil,
+        interim: InterimResponseHandler? = nil, trip: HTTPCache.OriginTrip? = nil
     ) async -> ProxyResponse {
         if let host = url.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
             let response = try await cache.streamingResponse(
-                for: request, url: url, body: body, interim: interim, trip: trip)
+                for: request, url: url, body: body, bodyStream: bodyStream, interim: interim, trip: trip)
             return outgoing(response.head, body: ProxyResponse.Body(response.body))
         } catch {
             return ErrorAnswers.response(for: error)

@@ -66,6 +66,11 @@ struct ConnectionState {
     private var headArrivingBehindAnswer = false
     /// A step that ends the connection was taken: nothing more is handled or decided.
     private var ending = false
+    /// The body of the request being answered is still arriving, and goes to the origin as it
+    /// does: its parts are handled at once, whatever the phase.
+    private(set) var streamingBody = false
+    /// The origin has all of the streamed body it can take for now: reads are held.
+    private var uploadPaused = false
 
     /// Whether requests are waiting to be handled.
     var hasWaitingParts: Bool { !waiting.isEmpty }
@@ -77,6 +82,13 @@ struct ConnectionState {
     mutating func receive(_ part: RequestParser.Part) -> RequestParser.Part? {
         readGaveParts = true
         headArrivingBehindAnswer = false
+        if streamingBody && waiting.isEmpty {
+            if case .end = part {
+                streamingBody = false
+                uploadPaused = false
+            }
+            return part
+        }
         guard phase == .reading && waiting.isEmpty else {
             waiting.append(part)
             return nil
@@ -88,6 +100,29 @@ struct ConnectionState {
     /// held once one waits.
     mutating func startAnswering() {
         phase = .answering
+    }
+
+    /// The body of the request just answered on a task goes to the origin as it arrives: its
+    /// parts are handled as they come, up to its end; what follows waits as usual.
+    mutating func startStreamingBody() {
+        streamingBody = true
+        uploadPaused = false
+    }
+
+    /// The origin has enough of the streamed body for now: reads are held until
+    /// ``uploadResumed()``.
+    mutating func uploadFull() {
+        guard streamingBody else { return }
+        uploadPaused = true
+    }
+
+    /// The origin takes more of the streamed body: `true` to read now, when a read was held.
+    mutating func uploadResumed() -> Bool {
+        guard uploadPaused else { return false }
+        uploadPaused = false
+        guard readHeld, !ending, phaseAllowsReading else { return false }
+        readHeld = false
+        return true
     }
 
     /// An upgrade is being spliced to its destination: parts wait and reads are held, since the
@@ -118,10 +153,12 @@ struct ConnectionState {
 
     /// An answer is written. Returns whether the connection stays open for the requests that
     /// follow (then handle ``nextWaitingPart()`` until `nil`, then take ``nextStep()``).
+    /// An answer written before its request's streamed body ended (the origin answered early,
+    /// or the request was refused) closes the connection: the rest of the body is not read.
     mutating func answerWritten(keepAlive: Bool) -> Bool {
         phase = .reading
         writesOutstanding = 0
-        return keepAlive && !isQuiescing
+        return keepAlive && !isQuiescing && !streamingBody
     }
 
     /// The next part that waited, while no answer is on its way.
@@ -158,7 +195,7 @@ struct ConnectionState {
     /// requests without reading the answers (pipelining) is not read from while its answers
     /// pile up past the write buffer's high watermark, or they would take any amount of memory.
     mutating func readRequested(writable: Bool) -> Bool {
-        guard writable, phaseAllowsReading else {
+        guard writable, phaseAllowsReading, !uploadPaused else {
             readHeld = true
             return false
         }
@@ -169,7 +206,7 @@ struct ConnectionState {
     /// when a read was held for that alone — not while a part waits behind an answer, nor while
     /// the connection becomes a tunnel.
     mutating func becameWritable() -> Bool {
-        guard readHeld, !ending, phaseAllowsReading else { return false }
+        guard readHeld, !ending, phaseAllowsReading, !uploadPaused else { return false }
         readHeld = false
         return true
     }
@@ -242,7 +279,7 @@ struct ConnectionState {
     /// (unless one is running).
     mutating func readComplete(requestInProgress: Bool, headDeadlineRunning: Bool) -> Bool {
         defer { readGaveParts = false }
-        if !readGaveParts && phase == .answering { headArrivingBehindAnswer = true }
+        if !readGaveParts && phase == .answering && !streamingBody { headArrivingBehindAnswer = true }
         return !readGaveParts && phase == .reading && !requestInProgress && !headDeadlineRunning
     }
 

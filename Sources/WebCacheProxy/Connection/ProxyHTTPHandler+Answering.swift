@@ -11,12 +11,15 @@ extension ProxyHTTPHandler {
     func respond(context: ChannelHandlerContext, head: RequestHead) {
         let requestBody = body
         body = ByteBuffer()
+        let bodyStream = uploadStream
+        uploadStream = nil
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
         let persistence = ConnectionPersistence(
             for: head, closing: [400, 413, 503].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
         // The same head gets the same answer, unless refused or closing (then it differs).
         let mayRepeat =
             proxy.configuration.replaysAnswers && refusal == nil && !state.isQuiescing && requestBody.readableBytes == 0
+            && bodyStream == nil
         let identity = mayRepeat ? RequestIdentity(head: head, tunnel: tunnel?.authority) : nil
         if let identity,
             let answer = proxy.replayedAnswer(
@@ -68,7 +71,8 @@ extension ProxyHTTPHandler {
             case .answered(let answer): response = answer
             case .cache(let request, let url, let body):
                 response = await proxy.respond(
-                    to: request, url: url, body: body, interim: interim?.handler, trip: decidedTrip)
+                    to: request, url: url, body: body, bodyStream: bodyStream, interim: interim?.handler,
+                    trip: decidedTrip)
                 interim?.close()
             }
             let framing = proxy.framing(of: response, method: head.method, version: head.version)
@@ -125,6 +129,7 @@ extension ProxyHTTPHandler {
     /// HTTP, closes after the last answer (with a 400 for the bad bytes).
     func answered(context: ChannelHandlerContext, keepAlive: Bool) {
         releaseBody()
+        if case .dropped = upload, !state.streamingBody { upload = .none }
         answering = nil
         guard state.answerWritten(keepAlive: keepAlive) else {
             context.close(promise: nil)

@@ -48,6 +48,7 @@ extension ProxyHTTPHandler {
     /// (RFC 9112 §9.3.2 keeps the order; ``answered(context:keepAlive:)`` then sends it).
     func refuse(_ error: HTTPParseError, context: ChannelHandlerContext) {
         proxy.logger.debug("refusing what a client sent: \(error)")
+        failUpload("the request body was malformed: \(error)")
         let reason = HTTPResponseStatus(statusCode: error.status).reasonPhrase
         if case .refuseMalformed(let status, let reason)? = state.bytesNotHTTP(status: error.status, reason: reason) {
             refuseMalformed(status: status, reason: reason, context: context)

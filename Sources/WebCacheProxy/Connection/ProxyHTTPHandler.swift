@@ -42,6 +42,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var body = ByteBuffer()
     /// The bytes of the proxy's request-body budget this request holds (``RequestBodyBudget``).
     private var bodyReservation = 0
+    /// Where the body of the request in progress goes: held whole, or streamed to the origin.
+    var upload = Upload.none
+    /// The bytes of the streamed body that have come.
+    var uploaded = 0
+    /// The streamed body, for the answer that is about to start.
+    var uploadStream: RequestBodyStream?
     var refusal: ProxyResponse?
     /// What the connection decides: see ``ConnectionState``.
     var state = ConnectionState()
@@ -122,6 +128,13 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 refusal = .error(
                     413,
                     "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
+            } else if case .length(let length) = requestHead.framing, streamsBody(of: requestHead, size: length) {
+                // Sent to the origin as it arrives, from now.
+            } else if case .length(let length) = requestHead.framing, length > proxy.requestBodies.limit {
+                refusal = .error(
+                    413,
+                    "the request body is \(length) bytes; a body held whole (of a GET or HEAD) may have at most \(proxy.requestBodies.limit)"
+                )
             } else if case .length(let length) = requestHead.framing, !reserveBody(length) {
                 refusal = bodiesRefusal(needing: length)
             } else if requestHead.expectsContinue {
@@ -133,10 +146,23 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // place (RFC 9110 §10.1.1), and the connection closes after it.
                 head = nil
                 respond(context: context, head: requestHead)
+            } else if refusal == nil, case .length(let length) = requestHead.framing,
+                streamsBody(of: requestHead, size: length)
+            {
+                startUpload(context: context, head: requestHead)
             }
         case .body(var chunk):
+            guard case .none = upload else { return upload(chunk) }
             guard refusal == nil else { return }
             let size = body.readableBytes + chunk.readableBytes
+            if let requestHead = head, streamsBody(of: requestHead, size: size),
+                size <= proxy.configuration.maximumRequestBodySize
+            {
+                // Large enough to go to the origin as it arrives, from now.
+                body.writeBuffer(&chunk)
+                startUpload(context: context, head: requestHead)
+                return
+            }
             if size > proxy.configuration.maximumRequestBodySize {
                 refusal = .error(
                     413, "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
@@ -150,6 +176,12 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 releaseBody()
             }
         case .end:
+            guard case .none = upload else {
+                // The answer is on its way already.
+                finishUpload()
+                head = nil
+                return
+            }
             guard let requestHead = head else { return }
             head = nil
             if requestHead.method == .CONNECT && refusal == nil && tunnel == nil {
@@ -178,6 +210,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
         headDeadline?.cancel()
         headDeadline = nil
         releaseBody()
+        failUpload("the client closed its connection before the end of the request body")
         answering?.cancel()
         answering = nil
         context.fireChannelInactive()

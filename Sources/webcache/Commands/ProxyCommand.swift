@@ -76,14 +76,21 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bytes of request line and header fields accepted; more get 431.", valueName: "bytes"))
     var maxHeaderSize: Int = 32 << 10
 
-    @Option(help: ArgumentHelp("Bytes of request body accepted; more get 413.", valueName: "bytes"))
-    var maxBodySize: Int = 64 << 20
+    @Option(
+        help: ArgumentHelp("Bytes of request body accepted; more get 413. No limit by default.", valueName: "bytes"))
+    var maxBodySize: Int?
 
     @Option(
         help: ArgumentHelp(
             "Bytes of request bodies held in memory at once, over all connections; a request that would take more gets 503.",
             valueName: "bytes"))
     var maxBufferedBodies: Int = 256 << 20
+
+    @Option(
+        help: ArgumentHelp(
+            "Request bodies this large or larger (but of GET and HEAD) go to the origin as they arrive, never held whole.",
+            valueName: "bytes"))
+    var streamBodiesFrom: Int = 1 << 20
 
     @Option(help: ArgumentHelp("The path answering Prometheus metrics; 'none' turns it off.", valueName: "path"))
     var metricsPath: String = "/_webcache/metrics"
@@ -133,8 +140,8 @@ struct ProxyCommand: AsyncParsableCommand {
         for (name, value) in [
             ("--upstream-timeout", upstreamTimeout), ("--idle-timeout", idleTimeout), ("--head-timeout", headTimeout),
             ("--max-connections", maxConnections),
-            ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize),
-            ("--max-buffered-bodies", maxBufferedBodies),
+            ("--max-header-size", maxHeaderSize), ("--max-body-size", maxBodySize ?? 1),
+            ("--max-buffered-bodies", maxBufferedBodies), ("--stream-bodies-from", streamBodiesFrom),
         ] where value <= 0 {
             throw ValidationError("\(name) must be positive, not \(value)")
         }
@@ -204,11 +211,12 @@ struct ProxyCommand: AsyncParsableCommand {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: threads ?? ProcessorAffinity.usableCores)
             var proxyConfiguration = ProxyConfiguration(
                 host: host, port: port, upstream: try upstream.map(parseURL), allowedDestinations: allowDestination,
-                maximumRequestBodySize: maxBodySize, maximumHeaderSize: maxHeaderSize,
+                maximumRequestBodySize: maxBodySize ?? .max, maximumHeaderSize: maxHeaderSize,
                 idleTimeout: .seconds(idleTimeout),
                 maximumConnections: maxConnections, metricsPath: metricsPath == "none" ? nil : metricsPath)
             proxyConfiguration.requestHeadTimeout = .seconds(headTimeout)
             proxyConfiguration.maximumBufferedRequestBodies = maxBufferedBodies
+            proxyConfiguration.streamsRequestBodiesFrom = streamBodiesFrom
             proxyConfiguration.tlsInterception = interception
             proxyConfiguration.replaysAnswers = !noAnswerReplay
             let proxy = CachingProxy(cache: httpCache, configuration: proxyConfiguration, logger: logger, group: group)

@@ -15,9 +15,10 @@ import Foundation
 extension HTTPCache {
     /// The response to a request that passes through uncached.
     func passThrough(
-        _ request: HTTPRequest, body: Data?, url: URL, detail: String, interim: InterimResponseHandler? = nil
+        _ request: HTTPRequest, body: Data?, bodyStream: RequestBodyStream? = nil, url: URL, detail: String,
+        interim: InterimResponseHandler? = nil
     ) async throws -> CacheResponse {
-        try await streamThrough(request, body: body, url: url, interim: interim) { head, _, _ in
+        try await streamThrough(request, body: body, bodyStream: bodyStream, url: url, interim: interim) { head, _, _ in
             let status = CacheStatus(
                 cache: cacheName, forward: .bypass, forwardStatus: head.status.code, detail: detail)
             return (status, StoringPlan(storing: nil))
@@ -26,10 +27,12 @@ extension HTTPCache {
 
     /// An unsafe method: forwarded with its body, never answered from cache, and on success it
     /// invalidates the URIs RFC 9111 §4.4 names (once its head is in, before its body).
-    func forwardUnsafe(_ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler? = nil)
-        async throws -> CacheResponse
-    {
-        try await streamThrough(request, body: body, url: url, interim: interim) { head, requestTime, responseTime in
+    func forwardUnsafe(
+        _ request: HTTPRequest, body: Data?, bodyStream: RequestBodyStream? = nil, url: URL,
+        interim: InterimResponseHandler? = nil
+    ) async throws -> CacheResponse {
+        try await streamThrough(request, body: body, bodyStream: bodyStream, url: url, interim: interim) {
+            head, requestTime, responseTime in
             let invalidations = rules.invalidations(for: request, response: head)
             // An entry a response just before is storing is removed too: its row goes in first.
             if !invalidations.isEmpty { await store.entriesOnTheirWayWritten() }
@@ -72,15 +75,19 @@ extension HTTPCache {
     /// Sends `request` to the origin and answers with its response as it arrives: `decide` gives
     /// the `Cache-Status` and what to store from the head (and does what must happen once the
     /// head is in); the body goes to the caller, and to the store as the plan says, as it comes.
+    /// A `bodyStream` goes to the origin as it arrives, in place of `body`.
     private func streamThrough(
-        _ request: HTTPRequest, body: Data?, url: URL, interim: InterimResponseHandler?,
+        _ request: HTTPRequest, body: Data?, bodyStream: RequestBodyStream?, url: URL, interim: InterimResponseHandler?,
         decide: (HTTPResponse, _ requestTime: Date, _ responseTime: Date) async -> (CacheStatus, StoringPlan)
     ) async throws -> CacheResponse {
         let requestTime = clock()
         let origin: OriginStream
         do {
             origin = try await contactOrigin(url) {
-                try await self.origin.stream(request, body: body, interim: interim)
+                if let bodyStream {
+                    return try await self.origin.stream(request, streamingBody: bodyStream, interim: interim)
+                }
+                return try await self.origin.stream(request, body: body, interim: interim)
             }
         } catch let error as OriginError where error.code == .unreachable {
             throw CacheError(

@@ -107,8 +107,9 @@ extension HTTPCache {
 
     /// One hop: the request path of the type's documentation.
     func respond(
-        to request: HTTPRequest, url: URL? = nil, body: Data?, mode: RequestMode,
-        interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil, bodyStreamsFrom streamedSize: Int? = nil
+        to request: HTTPRequest, url: URL? = nil, body: Data?, bodyStream: RequestBodyStream? = nil,
+        mode: RequestMode, interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil,
+        bodyStreamsFrom streamedSize: Int? = nil
     ) async throws -> CacheResponse {
         count { $0.requests += 1 }
         let policy = self.policy
@@ -125,13 +126,15 @@ extension HTTPCache {
             // Never: only storedAnswer(…) plans with encodings to share, and entries on their
             // way were waited for.
             return try await respond(
-                to: request, url: url, body: body, mode: mode, interim: interim, bodyStreamsFrom: streamedSize)
+                to: request, url: url, body: body, bodyStream: bodyStream, mode: mode, interim: interim,
+                bodyStreamsFrom: streamedSize)
         case .passThrough(let url, let detail):
             count { $0.bypassed += 1 }
-            return try await passThrough(request, body: body, url: url, detail: detail, interim: interim)
+            return try await passThrough(
+                request, body: body, bodyStream: bodyStream, url: url, detail: detail, interim: interim)
         case .forwardUnsafe(let url):
             count { $0.bypassed += 1 }
-            return try await forwardUnsafe(request, body: body, url: url, interim: interim)
+            return try await forwardUnsafe(request, body: body, bodyStream: bodyStream, url: url, interim: interim)
         case .fetch(let outgoing, let key, let url, let forward):
             count { $0.misses += 1 }
             let response = try await fetchAndRespond(
