@@ -2,7 +2,8 @@
 # What the cache holds in memory on behalf of others — the figures of docs/Robustness.md's third
 # pass, measured on the build under test (BINARY=path/to/an/older/webcache to compare):
 #   1. CLIENTS clients sending BODY-byte request bodies to the proxy at once (all but the last
-#      byte, held), with no shared bound (--max-buffered-bodies of 1 TiB) and with the default;
+#      byte, held), with no shared bound (--max-buffered-bodies of 1 TiB) and with the default
+#      (bodies of 1 MiB or more stream to the origin since 2026-11-28: the bound no longer applies);
 #   2. `webcache preload` of a page with VIDEOS videos of VIDEO bytes (peak RSS);
 #   3. `webcache get` of one of those videos once stored (peak RSS);
 #   4. the proxy asked for the first two bytes of four videos (background completions, peak RSS);

@@ -224,7 +224,7 @@ public final class SwiftNIOOrigin: OriginFetching {
         if loop.inEventLoop { start() } else { loop.execute(start) }
         if let streamingBody {
             let handler = connection.handler
-            Task { await Self.sendBody(streamingBody, on: channel, handler: handler) }
+            loop.startTask { await Self.sendBody(streamingBody, on: channel, handler: handler) }
         }
         let arrived = try await headPromise.futureResult.get()
         return OriginStream(
