@@ -202,60 +202,49 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
             if stopped { onTermination() }
         }
 
-        func next() async throws -> Data? {
-            enum Taken {
-                case chunk(Data, demand: Bool)
-                case end(error: (any Error)?)
-                case wait
+        /// What the reader gets next: a chunk (and whether the producer is to go on now), the
+        /// end, or `nil` to wait.
+        private enum Taken {
+            case chunk(Data, demand: Bool)
+            case end(error: (any Error)?)
+        }
+
+        private func take(_ state: inout State) -> Taken? {
+            if state.readerStopped { return .end(error: CancellationError()) }
+            guard state.head < state.chunks.count else { return state.ended ? .end(error: state.error) : nil }
+            let chunk = state.chunks[state.head]
+            state.head += 1
+            if state.head == state.chunks.count {
+                state.chunks.removeAll(keepingCapacity: true)
+                state.head = 0
             }
-            let taken = state.withLock { state -> Taken in
-                if state.readerStopped { return .end(error: CancellationError()) }
-                if state.head < state.chunks.count {
-                    let chunk = state.chunks[state.head]
-                    state.head += 1
-                    if state.head == state.chunks.count {
-                        state.chunks.removeAll(keepingCapacity: true)
-                        state.head = 0
-                    }
-                    state.bufferedBytes -= chunk.count
-                    let demand = state.producerStopped && state.bufferedBytes <= highWatermark / 2 && !state.ended
-                    if demand { state.producerStopped = false }
-                    return .chunk(chunk, demand: demand)
-                }
-                if state.ended { return .end(error: state.error) }
-                return .wait
-            }
+            state.bufferedBytes -= chunk.count
+            let demand = state.producerStopped && state.bufferedBytes <= highWatermark / 2 && !state.ended
+            if demand { state.producerStopped = false }
+            return .chunk(chunk, demand: demand)
+        }
+
+        private func deliver(_ taken: Taken) -> Result<Data?, any Error> {
             switch taken {
             case .chunk(let chunk, let demand):
                 if demand { onDemand() }
-                return chunk
+                return .success(chunk)
             case .end(let error):
-                if let error { throw error }
-                return nil
-            case .wait:
-                break
+                return error.map { .failure($0) } ?? .success(nil)
             }
-            if state.withLock({ $0.producerStopped }) {
-                // Everything buffered is taken: the producer goes on (a wait must never leave it
-                // stopped with nothing left to read).
-                state.withLock { $0.producerStopped = false }
-                onDemand()
-            }
+        }
+
+        func next() async throws -> Data? {
+            if let taken = state.withLock({ take(&$0) }) { return try deliver(taken).get() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
-                    let resume = state.withLock { state -> Result<Data?, any Error>? in
-                        if state.readerStopped { return .failure(CancellationError()) }
-                        if state.head < state.chunks.count {
-                            let chunk = state.chunks[state.head]
-                            state.head += 1
-                            state.bufferedBytes -= chunk.count
-                            return .success(chunk)
-                        }
-                        if state.ended { return state.error.map { .failure($0) } ?? .success(nil) }
+                    // Taken, or waited for: a chunk may have come since the look above.
+                    let taken = state.withLock { state -> Taken? in
+                        if let taken = take(&state) { return taken }
                         state.waiting = continuation
                         return nil
                     }
-                    if let resume { continuation.resume(with: resume) }
+                    if let taken { continuation.resume(with: deliver(taken)) }
                 }
             } onCancel: {
                 let waiting = state.withLock { state -> CheckedContinuation<Data?, any Error>? in

@@ -104,11 +104,7 @@ public final class SwiftNIOOrigin: OriginFetching {
     public func stream(_ request: HTTPRequest, body: Data?, interim: InterimResponseHandler?) async throws
         -> OriginStream
     {
-        guard let endpoint = endpoint(of: request) else {
-            throw OriginError(
-                .invalidRequest,
-                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
-        }
+        let endpoint = try requiredEndpoint(of: request)
         let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body?.count)
         let bytes = body.map { ByteBuffer(bytes: $0) }
         let loop = MultiThreadedEventLoopGroup.currentEventLoop
@@ -148,15 +144,11 @@ public final class SwiftNIOOrigin: OriginFetching {
     public func stream(
         _ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?
     ) async throws -> OriginStream {
-        guard let endpoint = endpoint(of: request) else {
-            body.cancel()
-            throw OriginError(
-                .invalidRequest,
-                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
-        }
-        let head = Self.requestHead(request, endpoint: endpoint, bodyLength: body.length, chunked: body.length == nil)
         let loop = MultiThreadedEventLoopGroup.currentEventLoop
         do {
+            let endpoint = try requiredEndpoint(of: request)
+            let head = Self.requestHead(
+                request, endpoint: endpoint, bodyLength: body.length, chunked: body.length == nil)
             let connection =
                 if let kept = pool.take(endpoint, preferring: loop, idleAtMost: Self.reuseForOtherMethodsWithin) {
                     kept
@@ -167,9 +159,20 @@ public final class SwiftNIOOrigin: OriginFetching {
                 head, body: nil, streamingBody: body, on: connection, endpoint: endpoint, request: request,
                 interim: interim)
         } catch {
+            // Not sent: the body's producer is told (an `OriginError` is classified as itself).
             body.cancel()
             throw Self.classify(error, url: request.url, receiving: false)
         }
+    }
+
+    /// ``endpoint(of:)``, or an `OriginError` for a request that is not an absolute http(s) URL.
+    private func requiredEndpoint(of request: HTTPRequest) throws -> OriginEndpoint {
+        guard let endpoint = endpoint(of: request) else {
+            throw OriginError(
+                .invalidRequest,
+                "\(request.url?.absoluteString ?? "a request without a URL") is not an absolute http(s) URL")
+        }
+        return endpoint
     }
 
     /// Where `request` goes: known from an earlier request to the same scheme and authority, or

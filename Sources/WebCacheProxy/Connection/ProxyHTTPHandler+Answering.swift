@@ -7,12 +7,11 @@ import WebCache
 /// waited behind it.
 extension ProxyHTTPHandler {
     /// Answers at once what needs no waiting (refusals, the proxy's own paths, answers from the
-    /// store); runs everything else through the engine on a task and writes the answer.
-    func respond(context: ChannelHandlerContext, head: RequestHead) {
+    /// store); runs everything else through the engine on a task and writes the answer. A
+    /// `bodyStream` is the request's body still arriving (``startUpload(context:head:)``).
+    func respond(context: ChannelHandlerContext, head: RequestHead, bodyStream: RequestBodyStream? = nil) {
         let requestBody = body
         body = ByteBuffer()
-        let bodyStream = uploadStream
-        uploadStream = nil
         // After a refused head the rest of the stream cannot be trusted to be framed: close.
         let persistence = ConnectionPersistence(
             for: head, closing: [400, 413, 503].contains(refusal?.head.status.code ?? 0) || state.isQuiescing)
@@ -129,7 +128,6 @@ extension ProxyHTTPHandler {
     /// HTTP, closes after the last answer (with a 400 for the bad bytes).
     func answered(context: ChannelHandlerContext, keepAlive: Bool) {
         releaseBody()
-        if case .dropped = upload, !state.streamingBody { upload = .none }
         answering = nil
         guard state.answerWritten(keepAlive: keepAlive) else {
             context.close(promise: nil)

@@ -34,6 +34,13 @@ extension ProxyHTTPHandler {
         }
     }
 
+    /// Whether the body of a request with `head` streams from the head on: it declares a length
+    /// large enough.
+    func streamsBodyFromHead(_ head: RequestHead) -> Bool {
+        guard case .length(let length) = head.framing else { return false }
+        return streamsBody(of: head, size: length)
+    }
+
     /// Answers the request in progress now, its body (what has come of it, then the rest as it
     /// comes) streaming to the origin.
     func startUpload(context: ChannelHandlerContext, head requestHead: RequestHead) {
@@ -56,10 +63,9 @@ extension ProxyHTTPHandler {
         if received.readableBytes > 0 && !source.yield(Data(received.readableBytesView)) {
             state.uploadFull()
         }
-        uploadStream = stream
         // The streaming state is set before the answer starts: one written on the spot (a
         // refusal) then closes the connection rather than read a body nothing takes.
-        respond(context: context, head: requestHead)
+        respond(context: context, head: requestHead, bodyStream: stream)
     }
 
     /// A part of a streamed body: into the stream, or dropped once it has failed.
@@ -77,7 +83,6 @@ extension ProxyHTTPHandler {
     func finishUpload() {
         if case .streaming(let source) = upload { source.finish() }
         upload = .none
-        uploadStream = nil
     }
 
     /// The streamed body will not be complete (`reason`): its exchange with the origin fails,
@@ -86,6 +91,5 @@ extension ProxyHTTPHandler {
         guard case .streaming(let source) = upload else { return }
         source.fail(OriginError(.invalidRequest, reason))
         upload = .dropped
-        uploadStream = nil
     }
 }

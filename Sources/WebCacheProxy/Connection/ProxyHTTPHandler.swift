@@ -46,8 +46,6 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var upload = Upload.none
     /// The bytes of the streamed body that have come.
     var uploaded = 0
-    /// The streamed body, for the answer that is about to start.
-    var uploadStream: RequestBodyStream?
     var refusal: ProxyResponse?
     /// What the connection decides: see ``ConnectionState``.
     var state = ConnectionState()
@@ -118,6 +116,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // A new empty buffer, not `clear()`: clearing the shared empty one allocates.
             body = ByteBuffer()
             refusal = nil
+            let streamed = streamsBodyFromHead(requestHead)
             if let problem = RequestHeadChecks.hostProblem(requestHead) {
                 refusal = .error(400, problem)
             } else if let problem = tunnel?.hostProblem(requestHead) {
@@ -128,8 +127,8 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 refusal = .error(
                     413,
                     "the request body is \(length) bytes; the limit is \(proxy.configuration.maximumRequestBodySize)")
-            } else if case .length(let length) = requestHead.framing, streamsBody(of: requestHead, size: length) {
-                // Sent to the origin as it arrives, from now.
+            } else if streamed {
+                // Sent to the origin as it arrives, from now: nothing to reserve.
             } else if case .length(let length) = requestHead.framing, length > proxy.requestBodies.limit {
                 refusal = .error(
                     413,
@@ -146,9 +145,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // place (RFC 9110 §10.1.1), and the connection closes after it.
                 head = nil
                 respond(context: context, head: requestHead)
-            } else if refusal == nil, case .length(let length) = requestHead.framing,
-                streamsBody(of: requestHead, size: length)
-            {
+            } else if refusal == nil && streamed {
                 startUpload(context: context, head: requestHead)
             }
         case .body(var chunk):
