@@ -82,11 +82,45 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// cancelled and its connection closed.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)
+        return streamed(response, from: url)
+    }
+
+    /// Sends the request with its body as the body arrives (`Content-Length` when it declares
+    /// one, chunked otherwise) and streams the response body; see
+    /// `stream(_:streamingBody:interim:)`. The request is sent once, never again on another
+    /// connection, and the whole exchange keeps to the client's `timeout`. AsyncHTTPClient does
+    /// not hand on interim responses, so `interim` is never called.
+    ///
+    /// An origin that answers with a status of 300 or more before the body is all sent gets no
+    /// more of it: its answer is handed over, and the body's reader stops once that answer has
+    /// been read, which tells the body's producer. A body whose producer fails (the uploading
+    /// client went away) fails the exchange with `OriginError.Code.invalidRequest`.
+    public func stream(
+        _ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?
+    ) async throws -> OriginStream {
+        let length: HTTPClientRequest.Body.Length = body.length.map { .known(Int64($0)) } ?? .unknown
+        let outgoing = HTTPClientRequest.Body.stream(UploadChunks(body: body), length: length)
+        do {
+            let (url, response) = try await execute(request, body: outgoing, retrying: false)
+            // Whatever the origin did not take is not sent: its producer stops reading.
+            return streamed(response, from: url, whenRead: { body.cancel() })
+        } catch {
+            body.cancel()
+            throw error
+        }
+    }
+
+    /// `response`'s body as a stream at its reader's pace; `whenRead` runs once it has been read
+    /// to the end, has failed or has been given up.
+    private func streamed(
+        _ response: HTTPClientResponse, from url: URL, whenRead: @escaping @Sendable () -> Void = {}
+    ) -> OriginStream {
         let limit = maximumBodySize
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let gate = BodyReadGate()
         let pacing = OriginBodyPacing(resume: { gate.resume() }, abandon: { gate.abandon() })
         let pump = Task {
+            defer { whenRead() }
             var received = 0
             do {
                 var chunks = response.body.makeAsyncIterator()
@@ -113,14 +147,23 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     }
 
     private func execute(_ request: HTTPRequest, body: Data?) async throws -> (URL, HTTPClientResponse) {
+        try await execute(
+            request, body: body.map { .bytes(ByteBuffer(bytes: $0)) }, retrying: Self.isRetryable(request.method))
+    }
+
+    /// Sends `request`; when `retrying`, once more on a new connection if the first one turns
+    /// out dropped before any answer.
+    private func execute(_ request: HTTPRequest, body: HTTPClientRequest.Body?, retrying: Bool) async throws -> (
+        URL, HTTPClientResponse
+    ) {
         guard let url = request.url else { throw OriginError(.invalidRequest, "the request has no absolute URL") }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
-        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        outgoing.body = body
         do {
             return (url, try await client.execute(outgoing, timeout: timeout))
-        } catch  where Self.isRetryable(request.method) && Self.connectionDropped(error) {
+        } catch  where retrying && Self.connectionDropped(error) {
             // A kept-alive connection the origin had closed as the request went out, or one left
             // unreadable by the exchange before (bytes past a response's end): the one retry
             // that helps, on a new connection (browsers do the same for idempotent requests).
@@ -155,6 +198,9 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     }
 
     static func classify(_ error: any Error, url: URL, receiving: Bool) -> OriginError {
+        if let failed = error as? UploadChunks.BodyFailed {
+            return OriginError.requestBodyFailed(failed.cause, url: url)
+        }
         if let error = error as? HTTPClientError,
             [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(error)
         {

@@ -18,7 +18,8 @@ public struct ProxyConfiguration: Sendable {
     /// `CONNECT` tunnels alike; empty allows all.
     public var allowedDestinations: [String]
     /// The largest request body accepted (413 beyond; a chunked body that passes it while it is
-    /// sent to the origin fails that exchange and closes the connection). No limit by default:
+    /// sent to the origin fails that exchange, with nothing past the limit sent, and is answered
+    /// 413 too, its connection closed). No limit by default:
     /// bodies from ``streamsRequestBodiesFrom`` bytes on are never held whole.
     public var maximumRequestBodySize: Int
     /// The most bytes of request bodies held in memory at once, over all connections: a body

@@ -20,6 +20,12 @@ struct ErrorAnswersTests {
             error: CacheError(
                 .originFailed, "fetching https://a.test/ failed", cause: OriginError(.invalidResponse, "broken")),
             status: 502),
+        Row(
+            error: CacheError(
+                .originFailed, "POST https://a.test/up failed",
+                cause: OriginError(.requestBodyTooLarge, "the request body is larger than 3000 bytes")),
+            status: 413),
+        Row(error: OriginError(.requestBodyTooLarge, "the request body is larger than 3000 bytes"), status: 413),
         Row(error: CacheError(.tooManyRedirects, "redirect loop at https://a.test/"), status: 502),
         Row(error: OriginError(.unreachable, "cannot connect to a.test", connectionFailed: true), status: 504),
         Row(error: OriginError(.invalidRequest, "no URL"), status: 400),

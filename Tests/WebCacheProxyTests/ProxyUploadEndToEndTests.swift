@@ -53,16 +53,39 @@ struct ProxyUploadEndToEndTests {
         try await origin.stop()
     }
 
+    @Test("a chunked upload that passes the largest body accepted gets 413; the origin never gets it whole")
+    func pastTheLimit() async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/up") { request in .text("got \(request.body.count)") }
+            try await Self.withProxy(upstream: origin.url("/"), maximumBodySize: 2_000_000) { port in
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port, "POST /up HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+                defer { RawHTTPClient.close(connection) }
+                let chunk = "10000\r\n" + String(repeating: "u", count: 65_536) + "\r\n"
+                for _ in 0..<48 { RawHTTPClient.sendMore(connection, chunk) }
+                RawHTTPClient.sendMore(connection, "0\r\n\r\n")
+                let answer = await RawHTTPClient.receiveUntilClosed(connection, timeout: 10) ?? ""
+                #expect(answer.hasPrefix("HTTP/1.1 413 "), "\(answer.prefix(200))")
+                #expect(answer.contains("larger than 2000000 bytes"))
+                #expect(origin.count("/up") == 0, "the origin got the body whole")
+            }
+        }
+    }
+
     /// Runs a proxy in front of `upstream` on a port of its own, and stops it afterwards. The
     /// origin has two seconds to take more of a body (a stalled one then fails the exchange).
-    static func withProxy(upstream: URL, _ body: (Int) async throws -> Void) async throws {
+    static func withProxy(
+        upstream: URL, maximumBodySize: Int = .max, _ body: (Int) async throws -> Void
+    ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let network = try SwiftNIOOrigin(timeout: .seconds(2))
         let cache = try HTTPCache(
             configuration: .init(store: CacheStore.Configuration(directory: directory.url), rules: .shared),
             origin: network)
-        let proxy = CachingProxy(cache: cache, configuration: ProxyConfiguration(port: 0, upstream: upstream))
+        var configuration = ProxyConfiguration(port: 0, upstream: upstream)
+        configuration.maximumRequestBodySize = maximumBodySize
+        let proxy = CachingProxy(cache: cache, configuration: configuration)
         let serving = Task { try await proxy.run() }
         do {
             try await body(try await ProxyTests.boundPort(of: proxy))

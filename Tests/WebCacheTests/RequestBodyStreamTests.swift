@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Testing
 import WebCache
@@ -106,8 +107,48 @@ struct RequestBodyStreamTests {
         await #expect {
             try await stream.collected(limit: 1000)
         } throws: { error in
-            (error as? OriginError)?.message.contains("larger than 1000 bytes") == true
+            (error as? OriginError).map {
+                $0.code == .requestBodyTooLarge && $0.message.contains("larger than 1000 bytes")
+            }
+                == true
         }
         #expect(source.readerStopped)
+    }
+
+    /// An origin that can only send a body held whole: it answers with the size it got.
+    struct WholeBodyOrigin: OriginFetching {
+        func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
+            OriginResponse(head: HTTPResponse(status: .ok), body: Data("got \(body?.count ?? 0)".utf8))
+        }
+    }
+
+    @Test("an origin that cannot stream a body collects it first, and sends it whole")
+    func collectedByDefault() async throws {
+        let (stream, source) = RequestBodyStream.makeStream(length: 1200)
+        source.yield(Self.chunk(600))
+        source.yield(Self.chunk(600))
+        source.finish()
+        let request = HTTPRequest(method: .post, scheme: "https", authority: "a.test", path: "/up")
+        let response = try await WholeBodyOrigin().stream(request, streamingBody: stream, interim: nil).collected()
+        #expect(String(decoding: response.body, as: UTF8.self) == "got 1200")
+    }
+
+    @Test("a body its producer fails fails the exchange as the request's fault, or with the producer's own OriginError")
+    func producerFailureByDefault() async throws {
+        struct Gone: Error {}
+        let request = HTTPRequest(method: .post, scheme: "https", authority: "a.test", path: "/up")
+        for (failure, code) in [
+            (Gone() as any Error, OriginError.Code.invalidRequest),
+            (OriginError(.requestBodyTooLarge, "past the limit"), .requestBodyTooLarge),
+        ] {
+            let (stream, source) = RequestBodyStream.makeStream(length: nil)
+            source.yield(Self.chunk(600))
+            source.fail(failure)
+            await #expect {
+                _ = try await WholeBodyOrigin().stream(request, streamingBody: stream, interim: nil)
+            } throws: { error in
+                (error as? OriginError)?.code == code
+            }
+        }
     }
 }

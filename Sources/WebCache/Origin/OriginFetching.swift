@@ -30,8 +30,11 @@ public protocol OriginFetching: Sendable {
 
     /// ``stream(_:body:interim:)`` for a body still arriving (an upload through the proxy), sent
     /// as it comes rather than held whole. The request is sent once: a kept-alive connection
-    /// that turns out closed fails it, as the body cannot be read again. The default
-    /// implementation, for origins that cannot send a body as it arrives, collects it first.
+    /// that turns out closed fails it, as the body cannot be read again. `SwiftNIOOrigin` and
+    /// `AsyncHTTPClientOrigin` send the body as it arrives; the default implementation, for
+    /// origins that cannot (``URLSessionOrigin``), collects it first. A body whose producer fails
+    /// it fails the exchange with the producer's `OriginError` (``OriginError/Code/requestBodyTooLarge``
+    /// past a limit), or with `.invalidRequest` for any other error.
     func stream(_ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?)
         async throws -> OriginStream
 }
@@ -85,6 +88,9 @@ extension ErrorCode where Domain == OriginError {
     public static var unreachable: Self { Self("unreachable") }
     /// The request could not be sent as given (e.g. an invalid URL).
     public static var invalidRequest: Self { Self("invalidRequest") }
+    /// The request's body is larger than the most accepted: it was not sent whole (a proxy
+    /// answers 413 Content Too Large).
+    public static var requestBodyTooLarge: Self { Self("requestBodyTooLarge") }
     /// The answer could not be used (a body past the size limit, a broken message, a
     /// certificate that failed verification).
     public static var invalidResponse: Self { Self("invalidResponse") }

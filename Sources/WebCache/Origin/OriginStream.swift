@@ -69,6 +69,12 @@ extension OriginFetching {
     public func stream(_ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?)
         async throws -> OriginStream
     {
-        try await stream(request, body: try await body.collected(), interim: interim)
+        let collected: Data
+        do {
+            collected = try await body.collected()
+        } catch {
+            throw OriginError.requestBodyFailed(error, url: request.url)
+        }
+        return try await stream(request, body: collected, interim: interim)
     }
 }

@@ -67,7 +67,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
         for try await chunk in self {
             guard chunk.count <= limit - body.count else {
                 cancel()
-                throw OriginError(.invalidRequest, "the request body is larger than \(limit) bytes")
+                throw OriginError(.requestBodyTooLarge, "the request body is larger than \(limit) bytes")
             }
             body.append(chunk)
         }
@@ -255,5 +255,18 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
                 waiting?.resume(throwing: CancellationError())
             }
         }
+    }
+}
+
+extension OriginError {
+    /// The error of an exchange whose streamed request body its producer failed with `cause`:
+    /// `cause` itself when it is an `OriginError` (it says what was wrong with the body, such
+    /// as ``Code/requestBodyTooLarge``), else `.invalidRequest` — the request's fault, no
+    /// verdict on the origin at `url`.
+    public static func requestBodyFailed(_ cause: any Error, url: URL?) -> OriginError {
+        if let error = cause as? OriginError { return error }
+        return OriginError(
+            .invalidRequest, "the request body for \(url?.absoluteString ?? "the origin") did not arrive whole",
+            cause: cause)
     }
 }

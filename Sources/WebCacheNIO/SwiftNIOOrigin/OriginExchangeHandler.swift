@@ -316,6 +316,14 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         armTimer(exchange.timeout, receivingBody: false)
     }
 
+    /// The request's body will not be sent whole (its producer failed it, or it broke its
+    /// declared length): the exchange ends with `error` and the connection closes, even while a
+    /// write of the body waits on an origin that takes nothing. On the event loop.
+    func requestBodyFailed(_ error: any Error) {
+        guard exchange != nil, let context else { return }
+        fail(error, context: context)
+    }
+
     /// The request's body is all sent. On the event loop.
     func requestBodySent() {
         guard sendingBody else { return }

@@ -227,7 +227,9 @@ public final class SwiftNIOOrigin: OriginFetching {
         if loop.inEventLoop { start() } else { loop.execute(start) }
         if let streamingBody {
             let handler = connection.handler
-            loop.startTask { await Self.sendBody(streamingBody, on: channel, handler: handler) }
+            loop.startTask {
+                await Self.sendBody(streamingBody, for: request.url, on: channel, handler: handler)
+            }
         }
         let arrived = try await headPromise.futureResult.get()
         return OriginStream(
@@ -238,42 +240,66 @@ public final class SwiftNIOOrigin: OriginFetching {
     /// Writes a request's body after its head as the body arrives, a chunk at a time (the next
     /// is taken once the socket has the last: the client uploading is read only as fast as the
     /// origin takes it), chunk-framed when it declared no length. A body that fails (its client
-    /// went away), or that is longer or shorter than it declared, closes the connection, which
-    /// fails the exchange; a connection that fails (the origin answered and closed) stops the
-    /// body's reading.
+    /// went away), or that is longer or shorter than it declared, fails the exchange as the
+    /// request's fault (`OriginError.Code.invalidRequest`) and closes the connection; a
+    /// connection that fails (the origin answered and closed) stops the body's reading.
     private static func sendBody(
-        _ body: RequestBodyStream, on channel: any Channel, handler: NIOLoopBound<OriginExchangeHandler>
+        _ body: RequestBodyStream, for url: URL?, on channel: any Channel, handler: NIOLoopBound<OriginExchangeHandler>
     ) async {
         let chunked = body.length == nil
         var sent = 0
-        // A client that goes away while the origin takes nothing stops the write waited on too.
-        body.onFailure { _ in channel.closeAtOnce() }
+        let failExchange: @Sendable (OriginError) -> Void = { error in
+            channel.eventLoop.execute { handler.value.requestBodyFailed(error) }
+        }
+        // A client that goes away while the origin takes nothing ends the write waited on too.
+        body.onFailure { failExchange(OriginError.requestBodyFailed($0, url: url)) }
+        var chunks = body.makeAsyncIterator()
+        while true {
+            let next: Data?
+            do {
+                next = try await chunks.next()
+            } catch {
+                // Failed by its producer (told to the exchange above), or given up by this side.
+                channel.closeAtOnce()
+                return
+            }
+            guard let chunk = next else { break }
+            guard !chunk.isEmpty else { continue }
+            sent += chunk.count
+            if let length = body.length, sent > length {
+                body.cancel()
+                return failExchange(
+                    OriginError(.invalidRequest, "the request body is longer than the \(length) bytes it declared"))
+            }
+            var buffer = channel.allocator.buffer(capacity: chunk.count + (chunked ? 20 : 0))
+            if chunked {
+                buffer.writeString(String(chunk.count, radix: 16))
+                buffer.writeStaticString("\r\n")
+            }
+            buffer.writeBytes(chunk)
+            if chunked { buffer.writeStaticString("\r\n") }
+            guard await write(buffer, to: channel) else { return body.cancel() }
+            channel.eventLoop.execute { handler.value.requestBodyProgress() }
+        }
+        if let length = body.length, sent != length {
+            return failExchange(
+                OriginError(.invalidRequest, "the request body ended after \(sent) of the \(length) bytes it declared"))
+        }
+        if chunked {
+            guard await write(ByteBuffer(string: "0\r\n\r\n"), to: channel) else { return }
+        }
+        channel.eventLoop.execute { handler.value.requestBodySent() }
+    }
+
+    /// Writes `buffer`; `false`, with the connection closed, when it could not be (the origin
+    /// closed it: the connection's own failure ends the exchange).
+    private static func write(_ buffer: ByteBuffer, to channel: any Channel) async -> Bool {
         do {
-            for try await chunk in body where !chunk.isEmpty {
-                sent += chunk.count
-                if let length = body.length, sent > length {
-                    throw OriginError(
-                        .invalidRequest, "the request body is longer than the \(length) bytes it declared")
-                }
-                var buffer = channel.allocator.buffer(capacity: chunk.count + (chunked ? 20 : 0))
-                if chunked {
-                    buffer.writeString(String(chunk.count, radix: 16))
-                    buffer.writeStaticString("\r\n")
-                }
-                buffer.writeBytes(chunk)
-                if chunked { buffer.writeStaticString("\r\n") }
-                try await channel.writeAndFlush(buffer)
-                channel.eventLoop.execute { handler.value.requestBodyProgress() }
-            }
-            if let length = body.length, sent != length {
-                throw OriginError(
-                    .invalidRequest, "the request body ended after \(sent) of the \(length) bytes it declared")
-            }
-            if chunked { try await channel.writeAndFlush(ByteBuffer(string: "0\r\n\r\n")) }
-            channel.eventLoop.execute { handler.value.requestBodySent() }
+            try await channel.writeAndFlush(buffer)
+            return true
         } catch {
-            body.cancel()
             channel.closeAtOnce()
+            return false
         }
     }
 

@@ -73,7 +73,10 @@ extension ProxyHTTPHandler {
         guard case .streaming(let source) = upload else { return }
         uploaded += chunk.readableBytes
         guard uploaded <= proxy.configuration.maximumRequestBodySize else {
-            failUpload("the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes")
+            failUpload(
+                OriginError(
+                    .requestBodyTooLarge,
+                    "the request body is larger than \(proxy.configuration.maximumRequestBodySize) bytes"))
             return
         }
         if !source.yield(Data(chunk.readableBytesView)) { state.uploadFull() }
@@ -88,8 +91,14 @@ extension ProxyHTTPHandler {
     /// The streamed body will not be complete (`reason`): its exchange with the origin fails,
     /// and what more of it comes is dropped.
     func failUpload(_ reason: String) {
+        failUpload(OriginError(.invalidRequest, reason))
+    }
+
+    /// The streamed body will not be complete: its exchange with the origin fails with `error`,
+    /// and what more of it comes is dropped.
+    func failUpload(_ error: OriginError) {
         guard case .streaming(let source) = upload else { return }
-        source.fail(OriginError(.invalidRequest, reason))
+        source.fail(error)
         upload = .dropped
     }
 }

@@ -73,7 +73,8 @@ extension HTTPCache {
                 storeProblem("could not record that \(origin) is unreachable: \(error)")
             }
             throw error
-        } catch let error as OriginError where error.code == .invalidRequest {
+        } catch let error as OriginError where error.code == .invalidRequest || error.code == .requestBodyTooLarge {
+            // The request's fault: no verdict on the origin.
             endProbe(of: url)
             throw error
         } catch is CancellationError {

@@ -2,13 +2,34 @@ import Foundation
 import HTTPTypes
 import Testing
 import WebCache
+import WebCacheAsyncHTTPClient
 import WebCacheNIO
 import WebCacheTestSupport
 
-/// `SwiftNIOOrigin.stream(_:streamingBody:interim:)`: a request body sent as it arrives, against
-/// real origins on 127.0.0.1.
-@Suite("SwiftNIOOrigin: request bodies sent as they arrive", .serialized)
-struct SwiftNIOOriginUploadTests {
+/// `stream(_:streamingBody:interim:)` of both origins built on SwiftNIO: a request body sent as it
+/// arrives, against real origins on 127.0.0.1.
+@Suite("Origins: request bodies sent as they arrive", .serialized)
+struct StreamedUploadTests {
+    /// The origins that send a body as it arrives.
+    enum Client: String, CaseIterable, CustomTestStringConvertible {
+        case swiftNIO = "SwiftNIOOrigin"
+        case asyncHTTPClient = "AsyncHTTPClientOrigin"
+
+        var testDescription: String { rawValue }
+
+        /// A new client of this kind, and how to shut it down.
+        func make() throws -> (origin: any OriginFetching, shutdown: @Sendable () async throws -> Void) {
+            switch self {
+            case .swiftNIO:
+                let origin = try SwiftNIOOrigin(timeout: .seconds(10))
+                return (origin, { try await origin.shutdown() })
+            case .asyncHTTPClient:
+                let origin = AsyncHTTPClientOrigin(connectTimeout: .seconds(10), timeout: .seconds(10))
+                return (origin, { try await origin.shutdown() })
+            }
+        }
+    }
+
     static let body = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
 
     /// `data` put into a new stream 64 KiB at a time by a task, waiting whenever the stream says
@@ -31,9 +52,11 @@ struct SwiftNIOOriginUploadTests {
         return stream
     }
 
-    static func upload(_ origin: TestOrigin, length: Int?) async throws -> (OriginResponse, TestOrigin.Request?) {
+    static func upload(_ origin: TestOrigin, with kind: Client, length: Int?) async throws -> (
+        OriginResponse, TestOrigin.Request?
+    ) {
         origin.route("/up") { request in .text("got \(request.body.count)") }
-        let client = try SwiftNIOOrigin(timeout: .seconds(10))
+        let (client, shutdown) = try kind.make()
         let request = Fixtures.request(.post, origin.url("/up").absoluteString, [])
         let response: OriginResponse
         do {
@@ -41,17 +64,17 @@ struct SwiftNIOOriginUploadTests {
                 request, streamingBody: Self.produce(Self.body, length: length), interim: nil
             ).collected()
         } catch {
-            try? await client.shutdown()
+            try? await shutdown()
             throw error
         }
-        try await client.shutdown()
+        try await shutdown()
         return (response, origin.requests(to: "/up").first)
     }
 
-    @Test("a body of declared length goes out with Content-Length, byte for byte")
-    func declaredLength() async throws {
+    @Test("a body of declared length goes out with Content-Length, byte for byte", arguments: Client.allCases)
+    func declaredLength(_ kind: Client) async throws {
         try await TestOrigin.with { origin in
-            let (response, received) = try await Self.upload(origin, length: Self.body.count)
+            let (response, received) = try await Self.upload(origin, with: kind, length: Self.body.count)
             #expect(String(decoding: response.body, as: UTF8.self) == "got 3000000")
             #expect(received?.header("Content-Length") == "3000000")
             #expect(received?.header("Transfer-Encoding") == nil)
@@ -59,23 +82,25 @@ struct SwiftNIOOriginUploadTests {
         }
     }
 
-    @Test("a body of unknown length goes out chunked, byte for byte")
-    func chunked() async throws {
+    @Test("a body of unknown length goes out chunked, byte for byte", arguments: Client.allCases)
+    func chunked(_ kind: Client) async throws {
         try await TestOrigin.with { origin in
-            let (response, received) = try await Self.upload(origin, length: nil)
+            let (response, received) = try await Self.upload(origin, with: kind, length: nil)
             #expect(String(decoding: response.body, as: UTF8.self) == "got 3000000")
             #expect(received?.header("Transfer-Encoding") == "chunked")
             #expect(received.map { byteDifference($0.body, Self.body) == nil } == true)
         }
     }
 
-    @Test("the origin gets the body while it is still arriving; its early answer comes through and stops the body")
-    func earlyAnswer() async throws {
+    @Test(
+        "the origin gets the body while it is still arriving; its early answer comes through and stops the body",
+        arguments: Client.allCases)
+    func earlyAnswer(_ kind: Client) async throws {
         let origin = EarlyAnswerOrigin(
             answerAfter: 1_000_000,
             response: "HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo much")
         try await origin.start()
-        let client = try SwiftNIOOrigin(timeout: .seconds(10))
+        let (client, shutdown) = try kind.make()
         do {
             // 1.5 MB now; the rest never comes unless asked for.
             let (stream, source) = RequestBodyStream.makeStream(length: 10_000_000)
@@ -94,16 +119,18 @@ struct SwiftNIOOriginUploadTests {
         } catch {
             Issue.record(error)
         }
-        try await client.shutdown()
+        try await shutdown()
         try await origin.stop()
     }
 
-    @Test("a body whose client goes away fails the exchange, and the request is not sent again")
-    func producerFails() async throws {
+    @Test(
+        "a body whose client goes away fails the exchange as the request's fault, and the request is not sent again",
+        arguments: Client.allCases)
+    func producerFails(_ kind: Client) async throws {
         struct ClientWentAway: Error {}
         try await TestOrigin.with { origin in
             origin.route("/up") { request in .text("got \(request.body.count)") }
-            let client = try SwiftNIOOrigin(timeout: .seconds(10))
+            let (client, shutdown) = try kind.make()
             let (stream, source) = RequestBodyStream.makeStream(length: 1_000_000)
             source.yield(Data(count: 100_000))
             let request = Fixtures.request(.post, origin.url("/up").absoluteString, [])
@@ -111,11 +138,13 @@ struct SwiftNIOOriginUploadTests {
                 try await Task.sleep(for: .milliseconds(50))
                 source.fail(ClientWentAway())
             }
-            await #expect(throws: OriginError.self) {
+            let error = await #expect(throws: OriginError.self) {
                 _ = try await client.stream(request, streamingBody: stream, interim: nil).collected()
             }
+            #expect(error?.code == .invalidRequest, "\(String(describing: error))")
+            #expect(error?.message.contains("did not arrive whole") == true, "\(String(describing: error))")
             #expect(origin.count("/up") == 0, "no request reached the origin whole")
-            try await client.shutdown()
+            try await shutdown()
         }
     }
 }
