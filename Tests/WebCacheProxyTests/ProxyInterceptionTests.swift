@@ -16,10 +16,11 @@ import WebCacheTestSupport
 @Suite("HTTPS interception through the proxy", .serialized)
 struct ProxyInterceptionTests {
     /// A forward proxy intercepting HTTPS with a new authority, trusting `originAuthority` for
-    /// upstream; `body` gets the proxy's port, a client through it that trusts the proxy's
-    /// authority, and that authority.
+    /// upstream, its configuration changed by `configure`; `body` gets the proxy's port, a
+    /// client through it that trusts the proxy's authority, and that authority.
     static func withInterceptingProxy(
         trusting originAuthority: CertificateAuthority?, hosts: [String] = [], allowed: [String] = [],
+        configure: (inout ProxyConfiguration) -> Void = { _ in },
         _ body: (Int, HTTPClient, CertificateAuthority) async throws -> Void
     ) async throws {
         let temporary = try TemporaryDirectory()
@@ -40,6 +41,7 @@ struct ProxyInterceptionTests {
             origin: network)
         var configuration = ProxyConfiguration(port: 0, allowedDestinations: allowed)
         configuration.tlsInterception = try TLSInterception(authority: authority, hosts: hosts, upstreamTrust: trust)
+        configure(&configuration)
         let proxy = CachingProxy(cache: cache, configuration: configuration)
         let serving = Task { try await proxy.run() }
         let port = try await ProxyTests.boundPort(of: proxy)
@@ -320,6 +322,41 @@ struct ProxyInterceptionTests {
                 #expect(partial.status == .partialContent)
                 #expect(byteDifference(slice.readableBytesView, body[100_000...700_000]) == nil)
                 #expect(origin.count("/video.webm") == 1)
+            }
+        }
+    }
+
+    @Test(
+        "uploads inside an intercepted tunnel stream to the origin, of declared length or chunked, past what may be held"
+    )
+    func uploadsOverTLS() async throws {
+        let originTLS = try TestTLS()
+        let body = Fixtures.patternedBytes(6_000_000)
+        try await TestOrigin.with(tls: originTLS) { origin in
+            origin.route("/up") { request in
+                .text("got \(request.body.count)", headers: [("Cache-Control", "no-store")])
+            }
+            // A body held whole could never fit in 2 MiB: it would be refused with 413.
+            try await Self.withInterceptingProxy(
+                trusting: originTLS.authority, configure: { $0.maximumBufferedRequestBodies = 2 << 20 }
+            ) { _, client, _ in
+                for length in [HTTPClientRequest.Body.Length.known(Int64(body.count)), .unknown] {
+                    var request = HTTPClientRequest(url: origin.url("/up").absoluteString)
+                    request.method = .PUT
+                    let (pieces, source) = AsyncStream<ByteBuffer>.makeStream()
+                    for start in stride(from: 0, to: body.count, by: 65_536) {
+                        source.yield(ByteBuffer(bytes: body[start..<min(start + 65_536, body.count)]))
+                    }
+                    source.finish()
+                    request.body = .stream(pieces, length: length)
+                    let response = try await client.execute(request, timeout: .seconds(30))
+                    let text = String(buffer: try await response.body.collect(upTo: 1 << 10))
+                    #expect(response.status == .ok, "\(length): \(text)")
+                    #expect(text == "got 6000000")
+                }
+                let received = origin.requests(to: "/up")
+                #expect(received.map { $0.header("Transfer-Encoding") } == [nil, "chunked"])
+                #expect(received.allSatisfy { byteDifference($0.body, body) == nil })
             }
         }
     }
