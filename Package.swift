@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "WebCacheNIO",
             dependencies: [
-                "WebCache", "HTTPCaching", "HTTPWire",
+                "WebCache", "HTTPCaching", "HTTPWire", "CZlib",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -244,7 +244,7 @@ let package = Package(
             name: "WebCacheTestSupport",
             dependencies: [
                 "HTTPCaching", "HTTPWire", "WebCacheTLS", "WebCache", "WebCacheNIO", "WebCacheAsyncHTTPClient",
-                "WebCacheProxy", "WebCacheStore", "CChildProcess",
+                "WebCacheProxy", "WebCacheStore", "CChildProcess", "CZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

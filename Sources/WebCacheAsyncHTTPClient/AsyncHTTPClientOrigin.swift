@@ -67,13 +67,21 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// Sends the request; see `fetch(_:body:)`.
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         let (url, response) = try await execute(request, body: body)
-        let collected: ByteBuffer
         do {
-            collected = try await response.body.collect(upTo: maximumBodySize)
+            let coding = try Self.transferCoding(of: response)
+            let collected = try await response.body.collect(upTo: maximumBodySize)
+            guard let coding else {
+                return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
+            }
+            let decoding = try TransferDecoding(coding: coding, limit: maximumBodySize)
+            let content = try collected.withUnsafeReadableBytes { bytes throws(TransferDecodingError) in
+                try decoding.decode(bytes)
+            }
+            try decoding.finish()
+            return OriginResponse(head: Self.head(of: response), body: content)
         } catch {
             throw Self.classify(error, url: url, receiving: true)
         }
-        return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
     }
 
     /// Sends the request and streams the body; see `stream(_:body:)`. The body is read from
@@ -82,7 +90,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// cancelled and its connection closed.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)
-        return streamed(response, from: url)
+        return try streamed(response, from: url)
     }
 
     /// Sends the request with its body as the body arrives (`Content-Length` when it declares
@@ -103,7 +111,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         do {
             let (url, response) = try await execute(request, body: outgoing, retrying: false)
             // Whatever the origin did not take is not sent: its producer stops reading.
-            return streamed(response, from: url, whenRead: { body.cancel() })
+            return try streamed(response, from: url, whenRead: { body.cancel() })
         } catch {
             body.cancel()
             throw error
@@ -114,8 +122,15 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// to the end, has failed or has been given up.
     private func streamed(
         _ response: HTTPClientResponse, from url: URL, whenRead: @escaping @Sendable () -> Void = {}
-    ) -> OriginStream {
+    ) throws -> OriginStream {
         let limit = maximumBodySize
+        let coding: String?
+        do {
+            coding = try Self.transferCoding(of: response)
+        } catch {
+            whenRead()
+            throw Self.classify(error, url: url, receiving: true)
+        }
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let gate = BodyReadGate()
         let pacing = OriginBodyPacing(resume: { gate.resume() }, abandon: { gate.abandon() })
@@ -123,17 +138,27 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
             defer { whenRead() }
             var received = 0
             do {
+                let decoding = try coding.map { coding throws(TransferDecodingError) in
+                    try TransferDecoding(coding: coding, limit: limit)
+                }
                 var chunks = response.body.makeAsyncIterator()
                 while !gate.isAbandoned, let buffer = try await chunks.next() {
-                    received += buffer.readableBytes
+                    let chunk =
+                        try decoding.map { decoding in
+                            try buffer.withUnsafeReadableBytes { bytes throws(TransferDecodingError) in
+                                try decoding.decode(bytes)
+                            }
+                        } ?? Data(buffer.readableBytesView)
+                    received += chunk.count
                     guard received <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
                     // Counted before it is handed over: its reader may take it (and say so) first.
                     let seen = gate.resumes
-                    let pause = pacing.produced(buffer.readableBytes)
-                    continuation.yield(Data(buffer.readableBytesView))
+                    let pause = pacing.produced(chunk.count)
+                    continuation.yield(chunk)
                     if pause { try await gate.waitForResume(after: seen) }
                 }
                 if gate.isAbandoned { throw CancellationError() }
+                try decoding?.finish()
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: Self.classify(error, url: url, receiving: true))
@@ -188,6 +213,12 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         return ConnectionErrors.dropped(error)
     }
 
+    /// The transfer coding besides chunked that `response`'s body came in, to be undone
+    /// (AsyncHTTPClient undoes only chunked).
+    private static func transferCoding(of response: HTTPClientResponse) throws(TransferDecodingError) -> String? {
+        try TransferDecoding.coding(transferEncoding: response.headers["transfer-encoding"])
+    }
+
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
         var fields = HTTPFields()
         fields.reserveCapacity(response.headers.count)
@@ -198,6 +229,9 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     }
 
     static func classify(_ error: any Error, url: URL, receiving: Bool) -> OriginError {
+        if let error = error as? TransferDecodingError {
+            return OriginError(.invalidResponse, "\(url.absoluteString): \(error)", cause: error)
+        }
         if let failed = error as? UploadChunks.BodyFailed {
             return OriginError.requestBodyFailed(failed.cause, url: url)
         }

@@ -13,14 +13,20 @@ public final class EarlyAnswerOrigin: Sendable {
     private let channels = ServedChannels()
     private let received = NIOLockedValueBox(0)
     private let answerAfter: Int
-    private let response: String
+    private let response: [UInt8]
     private let stopReadingAfter: Int
 
     /// A stopped server that answers `response` (the whole response, as sent) once a
     /// connection has sent `answerAfter` bytes, or stops reading at `stopReadingAfter`.
-    public init(answerAfter: Int = .max, response: String = "", stopReadingAfter: Int = .max) {
+    public convenience init(answerAfter: Int = .max, response: String = "", stopReadingAfter: Int = .max) {
+        self.init(answerAfter: answerAfter, responseBytes: Array(response.utf8), stopReadingAfter: stopReadingAfter)
+    }
+
+    /// A stopped server that answers `responseBytes`, for responses that are not text (a coded
+    /// body).
+    public init(answerAfter: Int = .max, responseBytes: [UInt8], stopReadingAfter: Int = .max) {
         self.answerAfter = answerAfter
-        self.response = response
+        self.response = responseBytes
         self.stopReadingAfter = stopReadingAfter
     }
 
@@ -60,13 +66,13 @@ public final class EarlyAnswerOrigin: Sendable {
     private final class Answering: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         let answerAfter: Int
-        let response: String
+        let response: [UInt8]
         let received: NIOLockedValueBox<Int>
         let stopReadingAfter: Int
         var count = 0
         var answered = false
 
-        init(answerAfter: Int, response: String, received: NIOLockedValueBox<Int>, stopReadingAfter: Int) {
+        init(answerAfter: Int, response: [UInt8], received: NIOLockedValueBox<Int>, stopReadingAfter: Int) {
             self.answerAfter = answerAfter
             self.response = response
             self.received = received
@@ -84,7 +90,7 @@ public final class EarlyAnswerOrigin: Sendable {
             guard !answered, count >= answerAfter else { return }
             answered = true
             let channel = context.channel
-            context.writeAndFlush(NIOAny(ByteBuffer(string: response))).whenComplete { _ in
+            context.writeAndFlush(NIOAny(ByteBuffer(bytes: response))).whenComplete { _ in
                 channel.close(promise: nil)
             }
         }

@@ -111,6 +111,8 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The request's body is still being sent (``requestBodyProgress()``,
     /// ``requestBodySent()``): a response that ends meanwhile leaves the connection unusable.
     private var sendingBody = false
+    /// Undoes the response body's transfer coding, when it came in one besides chunked.
+    private var decoding: TransferDecoding?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -118,6 +120,7 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimer()
+        decoding = nil
         pacing = nil
         mark = nil
         self.context = nil
@@ -171,7 +174,7 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         parser.append(unwrapInboundIn(data))
         do {
             while let exchange, let part = try parser.next() {
-                handle(part, of: exchange, context: context)
+                try handle(part, of: exchange, context: context)
             }
         } catch {
             fail(error, context: context)
@@ -204,7 +207,9 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         return pacing
     }
 
-    private func handle(_ part: ResponseParser.Part, of exchange: Exchange, context: ChannelHandlerContext) {
+    /// Takes the next part of the response; throws when the response cannot be used (a
+    /// transfer coding that cannot be undone, or a body not valid in it).
+    private func handle(_ part: ResponseParser.Part, of exchange: Exchange, context: ChannelHandlerContext) throws {
         switch part {
         case .head(let head) where head.isInterim:
             guard head.status != 101 else {
@@ -213,12 +218,18 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
             exchange.interim?(Self.response(head))
         case .head(let head):
+            decoding = try TransferDecoding.make(
+                transferEncoding: Self.transferEncoding(of: head), limit: exchange.maximumBodySize)
             headReceived = true
             keepAlive = keepAlive && head.keepAlive
             armTimer(exchange.timeout, receivingBody: true)
             headToHandOver = Self.response(head)
         case .body(let buffer):
-            received += buffer.readableBytes
+            let chunk =
+                try decoding.map { decoding in
+                    try buffer.withUnsafeReadableBytes { try decoding.decode($0) }
+                } ?? buffer.bodyChunk()
+            received += chunk.count
             guard received <= exchange.maximumBodySize else {
                 fail(Failure.tooLarge(limit: exchange.maximumBodySize), context: context)
                 return
@@ -226,10 +237,12 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             armTimer(exchange.timeout, receivingBody: true)
             // Counted before it is handed over: a reader on another event loop may take it, and
             // say so, before this one goes on (taken before produced would count it for ever).
-            if pacing?.produced(buffer.readableBytes) == true { readingPaused = true }
-            exchange.body.yield(buffer.bodyChunk())
+            if pacing?.produced(chunk.count) == true { readingPaused = true }
+            exchange.body.yield(chunk)
             if readingPaused { deadline = .distantFuture }  // the reader's wait, not the origin's silence
         case .end:
+            try decoding?.finish()
+            decoding = nil
             deadline = .distantFuture  // the timer stays for the next exchange
             self.exchange = nil
             pacing = nil
@@ -249,7 +262,11 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelInactive(context: ChannelHandlerContext) {
         // A body delimited by the close (no length, not chunked) is whole now.
         if let exchange, headReceived, case .end? = try? parser.connectionClosed() {
-            handle(.end, of: exchange, context: context)
+            do {
+                try handle(.end, of: exchange, context: context)
+            } catch {
+                lastError = error
+            }
         }
         if exchange != nil {
             // An error that explains the close may come right after it (TLS): give it that tick.
@@ -369,6 +386,15 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func cancelTimer() {
         timer?.cancel()
         timer = nil
+    }
+
+    /// The values of the head's `Transfer-Encoding` fields.
+    private static func transferEncoding(of head: ResponseHead) -> [String] {
+        guard head.framing == .chunked || head.framing == .untilClose else { return [] }
+        return head.fields.compactMap { field in
+            field.name.count == 17 && head.string(field.name).lowercased() == "transfer-encoding"
+                ? head.string(field.value) : nil
+        }
     }
 
     /// The head as HTTPTypes gives it to the engine, without the fields of this connection

@@ -399,6 +399,8 @@ public final class SwiftNIOOrigin: OriginFetching {
             return error
         case let error as HTTPParseError:
             return OriginError(.invalidResponse, "\(name) sent a malformed response (\(error.reason))", cause: error)
+        case let error as TransferDecodingError:
+            return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
         case OriginExchangeHandler.Failure.tooLarge, OriginExchangeHandler.Failure.switchingProtocols:
             return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
         case let failure as OriginExchangeHandler.Failure:
