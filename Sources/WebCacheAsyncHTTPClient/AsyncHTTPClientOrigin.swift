@@ -68,7 +68,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     public func fetch(_ request: HTTPRequest, body: Data?) async throws -> OriginResponse {
         let (url, response) = try await execute(request, body: body)
         do {
-            let coding = try Self.transferCoding(of: response)
+            let coding = Self.transferCoding(of: response)
             let collected = try await response.body.collect(upTo: maximumBodySize)
             guard let coding else {
                 return OriginResponse(head: Self.head(of: response), body: Data(collected.readableBytesView))
@@ -90,7 +90,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// cancelled and its connection closed.
     public func stream(_ request: HTTPRequest, body: Data?) async throws -> OriginStream {
         let (url, response) = try await execute(request, body: body)
-        return try streamed(response, from: url)
+        return streamed(response, from: url)
     }
 
     /// Sends the request with its body as the body arrives (`Content-Length` when it declares
@@ -111,7 +111,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
         do {
             let (url, response) = try await execute(request, body: outgoing, retrying: false)
             // Whatever the origin did not take is not sent: its producer stops reading.
-            return try streamed(response, from: url, whenRead: { body.cancel() })
+            return streamed(response, from: url, whenRead: { body.cancel() })
         } catch {
             body.cancel()
             throw error
@@ -122,15 +122,9 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// to the end, has failed or has been given up.
     private func streamed(
         _ response: HTTPClientResponse, from url: URL, whenRead: @escaping @Sendable () -> Void = {}
-    ) throws -> OriginStream {
+    ) -> OriginStream {
         let limit = maximumBodySize
-        let coding: String?
-        do {
-            coding = try Self.transferCoding(of: response)
-        } catch {
-            whenRead()
-            throw Self.classify(error, url: url, receiving: true)
-        }
+        let coding = Self.transferCoding(of: response)
         let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
         let gate = BodyReadGate()
         let pacing = OriginBodyPacing(resume: { gate.resume() }, abandon: { gate.abandon() })
@@ -215,8 +209,8 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
 
     /// The transfer coding besides chunked that `response`'s body came in, to be undone
     /// (AsyncHTTPClient undoes only chunked).
-    private static func transferCoding(of response: HTTPClientResponse) throws(TransferDecodingError) -> String? {
-        try TransferDecoding.coding(transferEncoding: response.headers["transfer-encoding"])
+    private static func transferCoding(of response: HTTPClientResponse) -> String? {
+        TransferDecoding.coding(transferEncoding: response.headers["transfer-encoding"])
     }
 
     private static func head(of response: HTTPClientResponse) -> HTTPResponse {
