@@ -96,8 +96,10 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
     /// Sends the request with its body as the body arrives (`Content-Length` when it declares
     /// one, chunked otherwise) and streams the response body; see
     /// `stream(_:streamingBody:interim:)`. The request is sent once, never again on another
-    /// connection, and the whole exchange keeps to the client's `timeout`. AsyncHTTPClient does
-    /// not hand on interim responses, so `interim` is never called.
+    /// connection. The client's `timeout` runs until the response head: an origin that answers
+    /// once it has the whole body must have had it within that time, so give an origin for large
+    /// uploads a long one. AsyncHTTPClient does not hand on interim responses, so `interim` is
+    /// never called.
     ///
     /// An origin that answers with a status of 300 or more before the body is all sent gets no
     /// more of it: its answer is handed over, and the body's reader stops once that answer has
@@ -143,6 +145,7 @@ public final class AsyncHTTPClientOrigin: OriginFetching {
                                 try decoding.decode(bytes)
                             }
                         } ?? Data(buffer.readableBytesView)
+                    guard !chunk.isEmpty else { continue }
                     received += chunk.count
                     guard received <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
                     // Counted before it is handed over: its reader may take it (and say so) first.

@@ -44,6 +44,8 @@ package final class TransferDecoding {
     /// (lowercased): `gzip`, `x-gzip` or `deflate` when it is the one coding besides `chunked`
     /// (and `identity`); else `nil`, and the body is left as it came.
     package static func coding(transferEncoding values: [String]) -> String? {
+        // What nearly every chunked response says, decided without taking the field apart.
+        if values.count == 1, values[0].utf8.elementsEqual("chunked".utf8) { return nil }
         let codings = values.flatMap { $0.split(separator: ",") }.compactMap { element -> String? in
             let name = element.split(separator: ";", maxSplits: 1).first ?? ""
             let coding = name.trimmingCharacters(in: .whitespaces).lowercased()

@@ -229,6 +229,11 @@ final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
                 try decoding.map { decoding in
                     try buffer.withUnsafeReadableBytes { try decoding.decode($0) }
                 } ?? buffer.bodyChunk()
+            guard !chunk.isEmpty else {
+                // Coded bytes that make no content yet: progress all the same.
+                armTimer(exchange.timeout, receivingBody: true)
+                return
+            }
             received += chunk.count
             guard received <= exchange.maximumBodySize else {
                 fail(Failure.tooLarge(limit: exchange.maximumBodySize), context: context)
