@@ -33,7 +33,7 @@ public protocol OriginFetching: Sendable {
     /// that turns out closed fails it, as the body cannot be read again. `SwiftNIOOrigin` and
     /// `AsyncHTTPClientOrigin` send the body as it arrives; the default implementation, for
     /// origins that cannot (``URLSessionOrigin``), collects it first. A body whose producer fails
-    /// it fails the exchange with the producer's `OriginError` (``OriginError/Code/requestBodyTooLarge``
+    /// it fails the exchange with the producer's `OriginError` (`.requestBodyTooLarge`
     /// past a limit), or with `.invalidRequest` for any other error.
     func stream(_ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?)
         async throws -> OriginStream

@@ -261,7 +261,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
 extension OriginError {
     /// The error of an exchange whose streamed request body its producer failed with `cause`:
     /// `cause` itself when it is an `OriginError` (it says what was wrong with the body, such
-    /// as ``Code/requestBodyTooLarge``), else `.invalidRequest` — the request's fault, no
+    /// as `.requestBodyTooLarge`), else `.invalidRequest` — the request's fault, no
     /// verdict on the origin at `url`.
     public static func requestBodyFailed(_ cause: any Error, url: URL?) -> OriginError {
         if let error = cause as? OriginError { return error }
