@@ -1,6 +1,4 @@
-import HTTPCaching
 import HTTPTypes
-import HTTPWire
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -30,12 +28,12 @@ import Foundation
 /// is sent once more on a new connection. Redirects are not followed (the cache stores each hop).
 /// Call ``shutdown()`` when done.
 public final class SwiftNIOOrigin: OriginFetching {
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let timeout: TimeAmount
     private let maximumBodySize: Int
     private let tls: NIOSSLContext?
-    private let pool: OriginConnectionPool
+    let pool: OriginConnectionPool
     /// The endpoints of the origins asked so far, by scheme and authority: a request to one
     /// skips parsing its URL.
     private let endpoints = NIOLockedValueBox([EndpointName: OriginEndpoint]())
@@ -134,39 +132,8 @@ public final class SwiftNIOOrigin: OriginFetching {
         }
     }
 
-    /// Sends the request with its body as the body arrives (`Content-Length` when it declares
-    /// one, chunked otherwise), hands interim responses to `interim`, and streams the response
-    /// body; see `stream(_:streamingBody:interim:)`. The request is sent once: on a kept-alive
-    /// connection idle for at most two seconds (well inside common keep-alive timeouts), or a
-    /// new one. A response that comes before the body is all sent is handed over as it comes;
-    /// the rest of the body is then not sent (the body's reader stops) and the connection is
-    /// closed after the response.
-    public func stream(
-        _ request: HTTPRequest, streamingBody body: RequestBodyStream, interim: InterimResponseHandler?
-    ) async throws -> OriginStream {
-        let loop = MultiThreadedEventLoopGroup.currentEventLoop
-        do {
-            let endpoint = try requiredEndpoint(of: request)
-            let head = Self.requestHead(
-                request, endpoint: endpoint, bodyLength: body.length, chunked: body.length == nil)
-            let connection =
-                if let kept = pool.take(endpoint, preferring: loop, idleAtMost: Self.reuseForOtherMethodsWithin) {
-                    kept
-                } else {
-                    try await connect(endpoint, on: loop ?? group.next())
-                }
-            return try await exchange(
-                head, body: nil, streamingBody: body, on: connection, endpoint: endpoint, request: request,
-                interim: interim)
-        } catch {
-            // Not sent: the body's producer is told (an `OriginError` is classified as itself).
-            body.cancel()
-            throw Self.classify(error, url: request.url, receiving: false)
-        }
-    }
-
     /// ``endpoint(of:)``, or an `OriginError` for a request that is not an absolute http(s) URL.
-    private func requiredEndpoint(of request: HTTPRequest) throws -> OriginEndpoint {
+    func requiredEndpoint(of request: HTTPRequest) throws -> OriginEndpoint {
         guard let endpoint = endpoint(of: request) else {
             throw OriginError(
                 .invalidRequest,
@@ -191,7 +158,7 @@ public final class SwiftNIOOrigin: OriginFetching {
 
     /// Runs one exchange on `connection`; returns once the final head is in.
     /// A `streamingBody` is written after the head as it arrives (``sendBody(_:on:handler:)``).
-    private func exchange(
+    func exchange(
         _ head: ByteBuffer, body: ByteBuffer?, streamingBody: RequestBodyStream? = nil, on connection: OriginConnection,
         endpoint: OriginEndpoint, request: HTTPRequest, interim: InterimResponseHandler?
     ) async throws -> OriginStream {
@@ -237,74 +204,8 @@ public final class SwiftNIOOrigin: OriginFetching {
             pacing: arrived.pacing)
     }
 
-    /// Writes a request's body after its head as the body arrives, a chunk at a time (the next
-    /// is taken once the socket has the last: the client uploading is read only as fast as the
-    /// origin takes it), chunk-framed when it declared no length. A body that fails (its client
-    /// went away), or that is longer or shorter than it declared, fails the exchange as the
-    /// request's fault (`OriginError.Code.invalidRequest`) and closes the connection; a
-    /// connection that fails (the origin answered and closed) stops the body's reading.
-    private static func sendBody(
-        _ body: RequestBodyStream, for url: URL?, on channel: any Channel, handler: NIOLoopBound<OriginExchangeHandler>
-    ) async {
-        let chunked = body.length == nil
-        var sent = 0
-        let failExchange: @Sendable (OriginError) -> Void = { error in
-            channel.eventLoop.execute { handler.value.requestBodyFailed(error) }
-        }
-        // A client that goes away while the origin takes nothing ends the write waited on too.
-        body.onFailure { failExchange(OriginError.requestBodyFailed($0, url: url)) }
-        var chunks = body.makeAsyncIterator()
-        while true {
-            let next: Data?
-            do {
-                next = try await chunks.next()
-            } catch {
-                // Failed by its producer (told to the exchange above), or given up by this side.
-                channel.closeAtOnce()
-                return
-            }
-            guard let chunk = next else { break }
-            guard !chunk.isEmpty else { continue }
-            sent += chunk.count
-            if let length = body.length, sent > length {
-                body.cancel()
-                return failExchange(
-                    OriginError(.invalidRequest, "the request body is longer than the \(length) bytes it declared"))
-            }
-            var buffer = channel.allocator.buffer(capacity: chunk.count + (chunked ? 20 : 0))
-            if chunked {
-                buffer.writeString(String(chunk.count, radix: 16))
-                buffer.writeStaticString("\r\n")
-            }
-            buffer.writeBytes(chunk)
-            if chunked { buffer.writeStaticString("\r\n") }
-            guard await write(buffer, to: channel) else { return body.cancel() }
-            channel.eventLoop.execute { handler.value.requestBodyProgress() }
-        }
-        if let length = body.length, sent != length {
-            return failExchange(
-                OriginError(.invalidRequest, "the request body ended after \(sent) of the \(length) bytes it declared"))
-        }
-        if chunked {
-            guard await write(ByteBuffer(string: "0\r\n\r\n"), to: channel) else { return }
-        }
-        channel.eventLoop.execute { handler.value.requestBodySent() }
-    }
-
-    /// Writes `buffer`; `false`, with the connection closed, when it could not be (the origin
-    /// closed it: the connection's own failure ends the exchange).
-    private static func write(_ buffer: ByteBuffer, to channel: any Channel) async -> Bool {
-        do {
-            try await channel.writeAndFlush(buffer)
-            return true
-        } catch {
-            channel.closeAtOnce()
-            return false
-        }
-    }
-
     /// A new connection to `endpoint`, with TLS for `https`.
-    private func connect(_ endpoint: OriginEndpoint, on loop: any EventLoop) async throws -> OriginConnection {
+    func connect(_ endpoint: OriginEndpoint, on loop: any EventLoop) async throws -> OriginConnection {
         let tls = endpoint.isSecure ? self.tls : nil
         // Kept from the initializer: a TLS handshake that fails at once empties the pipeline
         // before a lookup after `connect` could find the handler (which holds the TLS error).
@@ -384,42 +285,5 @@ public final class SwiftNIOOrigin: OriginFetching {
         case .get, .head, .put, .delete, .options, .trace: true
         default: false
         }
-    }
-
-    static func connectionDropped(_ error: any Error) -> Bool {
-        if case OriginExchangeHandler.Failure.closedBeforeHead = error { return true }
-        return ConnectionErrors.dropped(error)
-    }
-
-    /// What went wrong, as an ``OriginError``.
-    static func classify(_ error: any Error, url: URL?, receiving: Bool) -> OriginError {
-        let name = url?.host ?? url?.absoluteString ?? "the origin"
-        switch error {
-        case let error as OriginError:
-            return error
-        case let error as HTTPParseError:
-            return OriginError(.invalidResponse, "\(name) sent a malformed response (\(error.reason))", cause: error)
-        case let error as TransferDecodingError:
-            return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
-        case OriginExchangeHandler.Failure.tooLarge, OriginExchangeHandler.Failure.switchingProtocols:
-            return OriginError(.invalidResponse, "\(name): \(error)", cause: error)
-        case let failure as OriginExchangeHandler.Failure:
-            return OriginError(
-                .unreachable,
-                receiving ? "\(name) stopped answering: \(failure)" : "no answer from \(name): \(failure)", cause: error
-            )
-        default:
-            break
-        }
-        if let reason = TLSFailure.reason(error) {
-            // Never "unreachable": a certificate that does not verify is not a network that is down.
-            return OriginError(.invalidResponse, "\(name) failed TLS verification: \(reason)", cause: error)
-        }
-        if !receiving, let reason = ConnectionErrors.failure(error) {
-            return OriginError(
-                .unreachable, "cannot connect to \(name): \(reason)", cause: error, connectionFailed: true)
-        }
-        return OriginError(
-            .unreachable, receiving ? "\(name) stopped answering" : "no answer from \(name)", cause: error)
     }
 }
