@@ -22,6 +22,7 @@ import Foundation
 /// for try await chunk in body { upload(chunk) }
 /// ```
 public struct RequestBodyStream: AsyncSequence, Sendable {
+    /// A chunk of the body, as the producer put it in.
     public typealias Element = Data
 
     /// The length the request declared (`Content-Length`); `nil` for a body sent chunked.
@@ -74,6 +75,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
         return body
     }
 
+    /// The iterator over the body's chunks; the body is read once, whichever iterator reads it.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(buffer: buffer)
     }
@@ -82,6 +84,7 @@ public struct RequestBodyStream: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         fileprivate let buffer: Buffer
 
+        /// The next chunk; `nil` at the end.
         public mutating func next() async throws -> Data? {
             try await buffer.next()
         }
