@@ -44,6 +44,8 @@ extension CacheStore {
             // WAL with synchronous=NORMAL cannot corrupt the index; a power cut may lose the
             // last writes, which recovery then reconciles with the body files.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Sorts and temporary tables in memory, not in files created and deleted in /var/tmp.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrator.migrate(pool)

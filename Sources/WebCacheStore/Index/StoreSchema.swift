@@ -107,6 +107,11 @@ enum StoreSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v5: no index on body file names") { db in
+            // Only recovery reads body file names, and it reads every row; the index cost a
+            // random leaf page on every insert and removal.
+            try db.execute(sql: "DROP INDEX IF EXISTS entry_file")
+        }
         return migrator
     }
 }
