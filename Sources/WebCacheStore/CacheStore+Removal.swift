@@ -156,15 +156,18 @@ extension CacheStore {
 
     /// After the index no longer points at them: delete the files and forget the keys.
     func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey]) {
-        for row in removed {
-            // A name from a damaged index that points elsewhere is left alone.
-            if let file = row.bodyFile, BodyFiles.isBodyName(file) { POSIX.unlinkIfPresent(files.path(file)) }
-        }
         if !removed.isEmpty {
             verifiedBodies.withLock { verified in
                 for row in removed { verified.remove(row.id) }
             }
+            // Let go first, so that a file no answer is still sending can be recycled.
             openBodies.forget(removed.map(\.id))
+        }
+        for row in removed {
+            // A name from a damaged index that points elsewhere is left alone.
+            guard let file = row.bodyFile, BodyFiles.isBodyName(file) else { continue }
+            let path = files.path(file)
+            if !spares.recycle(path) { POSIX.unlinkIfPresent(path) }
         }
         memory.invalidate(keys + removed.map(\.key))
     }

@@ -70,6 +70,8 @@ public final class CacheStore: Sendable {
     let verifiedBodies = Locked(Set<Int64>())
     /// Verified body files kept open for sending.
     let openBodies = OpenBodyFiles()
+    /// Emptied body files of removed entries, for new bodies.
+    let spares: SpareBodyFiles
     /// Eviction has passed the capacity and goes on, a batch per new-entry transaction, until it
     /// is down to the trim target.
     let trimming = Locked(false)
@@ -89,6 +91,7 @@ public final class CacheStore: Sendable {
         try POSIX.makeDirectory(directory)
         files = BodyFiles(directory: configuration.directory, namespace: configuration.namespace)
         try POSIX.makeDirectory(files.root)
+        spares = SpareBodyFiles(storeDirectory: directory)
         memory = MemoryTier(capacity: configuration.memoryCapacity)
         accessLog = AccessLog()
 

@@ -38,12 +38,14 @@ struct BodyFiles: Sendable {
         let parts = name.dropLast(bodySuffix.count).utf8.split(
             separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
-        let hexOrDash = { (byte: UInt8) in
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                || byte == UInt8(ascii: "-")
+        return parts.allSatisfy { part in
+            !part.isEmpty && part.allSatisfy { isHexDigit($0) || $0 == UInt8(ascii: "-") }
         }
-        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(hexOrDash) }
+    }
+
+    /// Whether `byte` is a lowercase hexadecimal digit, as ``hex(_:)`` writes them.
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
     func temporaryPath(for name: String) -> String {
@@ -83,7 +85,7 @@ struct BodyFiles: Sendable {
 
     /// Reads a whole body, checking its length always and its checksum when asked.
     func read(_ name: String, size: Int, checksum: UInt32, verify: Bool) throws -> Data {
-        let fd = try POSIX.openForReading(path(name))
+        let fd = try POSIX.openBodyForReading(path(name))
         defer { POSIX.closeFile(fd) }
         let actual = try POSIX.size(of: fd)
         guard actual == size else {

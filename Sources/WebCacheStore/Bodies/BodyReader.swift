@@ -62,7 +62,7 @@ extension CacheStore {
             return BodyReader(data: try readBody(entry))  // in memory: no need for the file
         }
         do {
-            let fd = try POSIX.openForReading(files.path(name))
+            let fd = try POSIX.openBodyForReading(files.path(name))
             do {
                 let size = try POSIX.size(of: fd)
                 guard size == entry.bodySize else {

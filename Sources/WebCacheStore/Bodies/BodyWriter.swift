@@ -165,11 +165,9 @@ public final class BodyWriter {
     /// ``CacheStore/Configuration/inlineBodyLimit``), or once the writer is closed or has
     /// dropped its file. Bytes written after ``isAbandoned`` turns true are not in it.
     public func writtenBody() -> WrittenBody? {
-        // Its own descriptor for reading (the writer's is write-only); the file is still at its
-        // temporary path, since only commit() renames it.
-        guard !closed, !isAbandoned, fd >= 0, let fileName,
-            let reading = try? POSIX.openForReading(store.files.temporaryPath(for: fileName))
-        else { return nil }
+        // A descriptor of its own, for the same open file: no second path walk, and reading
+        // at explicit offsets leaves the writer's position alone.
+        guard !closed, !isAbandoned, fd >= 0, let fileName, let reading = try? POSIX.duplicate(fd) else { return nil }
         return WrittenBody(descriptor: reading, name: fileName)
     }
 
@@ -181,9 +179,17 @@ public final class BodyWriter {
 
     private func openFile() throws {
         let name = store.files.newName(key: key, varyKey: varyKey)
-        fd = try POSIX.createExclusive(store.files.temporaryPath(for: name)) {
-            try store.files.prepareDirectories(for: name)
+        let path = store.files.temporaryPath(for: name)
+        let makeDirectories = { try self.store.files.prepareDirectories(for: name) }
+        if let spare = store.spares.take(to: path, makeDirectories: makeDirectories) {
+            fd = spare
+        } else {
+            fd = try POSIX.createExclusive(path, makeDirectories: makeDirectories)
         }
+        // Held by this descriptor and its duplicates (writtenBody()) until the last is closed:
+        // the file is not recycled while anything written through it may still be read. (The
+        // wait is for a recycler that has just moved this spare file and is letting go of it.)
+        _ = POSIX.lock(fd, exclusive: false, wait: true)
         fileName = name
         if !buffer.isEmpty {
             try buffer.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: name) }

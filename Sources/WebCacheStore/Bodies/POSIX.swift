@@ -24,17 +24,43 @@ enum POSIX {
         return fd
     }
 
-    /// Creates the file at `path`, which must not exist. When its directory is missing (`ENOENT`),
-    /// `makeDirectories` is called and the creation tried once more: the directories are made
-    /// only the first time, not checked on every file.
+    /// Opens the body file at `path` for reading and takes a shared lock on it, which keeps it
+    /// from being recycled (``SpareBodyFiles``) while the descriptor is open. Throws when the
+    /// file is gone, is being recycled, or was recycled between the `open` and the lock (the
+    /// path no longer names the file opened). On a file system without `flock` the file is read
+    /// unlocked: recycling cannot lock it either, so it is never recycled.
+    static func openBodyForReading(_ path: String) throws -> Int32 {
+        let fd = try openForReading(path)
+        let locked = flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK
+        var opened = stat()
+        var named = stat()
+        guard locked, fstat(fd, &opened) == 0, stat(path, &named) == 0,
+            opened.st_dev == named.st_dev, opened.st_ino == named.st_ino
+        else {
+            closeFile(fd)
+            throw StoreError(.ioFailure, "cannot open \(path): the entry's body was removed meanwhile")
+        }
+        return fd
+    }
+
+    /// Creates the file at `path`, which must not exist, open for reading and writing. When its
+    /// directory is missing (`ENOENT`), `makeDirectories` is called and the creation tried once
+    /// more: the directories are made only the first time, not checked on every file.
     static func createExclusive(_ path: String, makeDirectories: () throws -> Void) throws -> Int32 {
-        var fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         if fd < 0 && errno == ENOENT {
             try makeDirectories()
-            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
         guard fd >= 0 else { throw StoreError(.ioFailure, "cannot create \(path): \(errorText())") }
         return fd
+    }
+
+    /// A second descriptor for the file `fd` has open (closed on `exec`, as every descriptor here).
+    static func duplicate(_ fd: Int32) throws -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw StoreError(.ioFailure, "cannot duplicate a file descriptor: \(errorText())") }
+        return copy
     }
 
     static func size(of fd: Int32) throws -> Int {

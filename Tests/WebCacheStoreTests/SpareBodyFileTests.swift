@@ -1,0 +1,191 @@
+import Foundation
+import HTTPCaching
+import Testing
+import WebCacheTestSupport
+
+@testable import WebCacheStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Removed entries' files are emptied and reused for new bodies, unless someone still reads them.
+@Suite("Spare body files")
+struct SpareBodyFileTests {
+    /// The inode numbers of the files in `directory`'s `spare/`, with their sizes.
+    func spares(in directory: URL) -> [(inode: UInt64, size: Int)] {
+        let spare = directory.appendingPathComponent("spare").path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: spare)) ?? []
+        return names.compactMap { name in
+            var info = stat()
+            guard stat("\(spare)/\(name)", &info) == 0 else { return nil }
+            return (UInt64(info.st_ino), Int(info.st_size))
+        }
+    }
+
+    /// The inode numbers of the body files under `directory`.
+    func bodyInodes(in directory: URL) -> Set<UInt64> {
+        Set(
+            bodyFiles(in: directory).compactMap { file in
+                var info = stat()
+                return stat(file.path, &info) == 0 ? UInt64(info.st_ino) : nil
+            })
+    }
+
+    @Test("a removed entry's file is emptied and kept; the next body stored goes into it")
+    func reused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let old = Entries.key("https://example.com/old.js")
+            try store.store(Entries.make(old.url), body: Entries.body(200_000, seed: 1))
+            let inode = try #require(bodyInodes(in: directory).first)
+            #expect(try store.remove(#require(try store.lookup(old).first)))
+            #expect(bodyFiles(in: directory).isEmpty)
+            #expect(spares(in: directory).map(\.inode) == [inode])
+            #expect(spares(in: directory).map(\.size) == [0])
+
+            let new = Entries.key("https://example.com/new.js")
+            try store.store(Entries.make(new.url), body: Entries.body(50_000, seed: 2))
+            #expect(bodyInodes(in: directory) == [inode])
+            #expect(spares(in: directory).isEmpty)
+            let entry = try #require(try store.lookup(new).first)
+            #expect(try store.readBody(entry) == Entries.body(50_000, seed: 2))
+        }
+    }
+
+    @Test("a full cache stores without making files: evicted files take the new bodies")
+    func fullCacheReuses() async throws {
+        try await TemporaryDirectory.with { directory in
+            // Room for about ten 100 KB bodies; eviction trims to 80 %.
+            let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
+            for index in 0..<30 {
+                let key = Entries.key("https://example.com/fill\(index).bin")
+                try store.store(Entries.make(key.url), body: Entries.body(100_000, seed: UInt8(index)))
+            }
+            for index in 30..<60 {
+                let spareInodes = Set(spares(in: directory).map(\.inode))
+                #expect(!spareInodes.isEmpty)
+                let key = Entries.key("https://example.com/more\(index).bin")
+                let stored = try #require(
+                    try store.store(Entries.make(key.url), body: Entries.body(100_000, seed: UInt8(index))))
+                var info = stat()
+                let name = try #require(stored.body.file?.name)
+                #expect(stat(store.files.path(name), &info) == 0)
+                #expect(spareInodes.contains(UInt64(info.st_ino)), "a new file was made for entry \(index)")
+            }
+            for index in 55..<60 {
+                let key = Entries.key("https://example.com/more\(index).bin")
+                let entry = try #require(try store.lookup(key).first)
+                #expect(try store.readBody(entry) == Entries.body(100_000, seed: UInt8(index)))
+            }
+        }
+    }
+
+    @Test("a file an answer is still sending is deleted, not reused: the answer's bytes stay")
+    func heldFileNotReused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/movie.mp4")
+            try store.store(Entries.make(key.url), body: Entries.body(300_000, seed: 3))
+            let entry = try #require(try store.lookup(key).first)
+            let inFlight = try #require(store.openVerifiedBodyFile(entry))
+            #expect(try store.remove(entry))
+            #expect(spares(in: directory).isEmpty)
+            try store.store(Entries.make("https://example.com/next.mp4"), body: Entries.body(300_000, seed: 4))
+            var data = Data(count: 300_000)
+            let read = data.withUnsafeMutableBytes { pread(inFlight.descriptor, $0.baseAddress, 300_000, 0) }
+            #expect(read == 300_000)
+            #expect(data == Entries.body(300_000, seed: 3))
+        }
+    }
+
+    @Test("a body being streamed out keeps its file from reuse until the reader is done")
+    func streamedBodyNotReused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/archive.zip")
+            try store.store(Entries.make(key.url), body: Entries.body(250_000, seed: 5))
+            let entry = try #require(try store.lookup(key).first)
+            var reader: BodyReader? = try store.openBody(entry, chunkSize: 10_000)
+            let first = try #require(try reader?.next())
+            #expect(try store.remove(entry))
+            #expect(spares(in: directory).isEmpty)
+            try store.store(Entries.make("https://example.com/other.zip"), body: Entries.body(250_000, seed: 6))
+            var streamed = first
+            while let chunk = try reader?.next() { streamed.append(chunk) }
+            #expect(streamed == Entries.body(250_000, seed: 5))
+            reader = nil
+
+            // Once nobody reads it, the next removal recycles.
+            let other = try #require(try store.lookup(Entries.key("https://example.com/other.zip")).first)
+            #expect(try store.remove(other))
+            #expect(spares(in: directory).count == 1)
+        }
+    }
+
+    @Test("bytes read while they were written stay readable after the entry is removed and replaced")
+    func writtenBodyNotReused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/live.m3u8")
+            let writer = try store.makeWriter(for: Entries.make(key.url))
+            try writer.write(Entries.body(120_000, seed: 8))
+            let written = try #require(writer.writtenBody())
+            let entry = try #require(try writer.commit())
+            #expect(try store.remove(entry))
+            #expect(spares(in: directory).isEmpty)
+            try store.store(Entries.make("https://example.com/next.m3u8"), body: Entries.body(120_000, seed: 9))
+            #expect(try written.read(offset: 0, count: 120_000) == Entries.body(120_000, seed: 8))
+        }
+    }
+
+    @Test("another store on the same directory reading a body keeps it from reuse")
+    func otherStoreReading() async throws {
+        try await TemporaryDirectory.with { directory in
+            let first = try CacheStore(configuration: .test(directory))
+            let second = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/shared.css")
+            try first.store(Entries.make(key.url), body: Entries.body(90_000, seed: 10))
+            let reader = try second.openBody(#require(try second.lookup(key).first), chunkSize: 90_000)
+            #expect(try first.remove(#require(try first.lookup(key).first)))
+            #expect(spares(in: directory).isEmpty)
+            try first.store(Entries.make("https://example.com/after.css"), body: Entries.body(90_000, seed: 11))
+            #expect(try reader.next() == Entries.body(90_000, seed: 10))
+        }
+    }
+
+    @Test("at most `capacity` spare files are kept; the rest are deleted")
+    func bounded() async throws {
+        try await TemporaryDirectory.with { directory in
+            let spares = SpareBodyFiles(storeDirectory: directory.path, capacity: 2)
+            for index in 0..<4 {
+                let path = directory.appendingPathComponent("body\(index)").path
+                try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: path))
+                #expect(spares.recycle(path) == (index < 2))
+            }
+            #expect(self.spares(in: directory).count == 2)
+            #expect(spares.count() == 2)
+            let taken = directory.appendingPathComponent("taken").path
+            let fd = try #require(spares.take(to: taken, makeDirectories: {}))
+            close(fd)
+            #expect(FileManager.default.fileExists(atPath: taken))
+            #expect(spares.count() == 1)
+        }
+    }
+
+    @Test("spare files left by an earlier process are used; files not named as spares are left alone")
+    func earlierSpares() async throws {
+        try await TemporaryDirectory.with { directory in
+            let spare = directory.appendingPathComponent("spare")
+            try FileManager.default.createDirectory(at: spare, withIntermediateDirectories: true)
+            try Data().write(to: spare.appendingPathComponent("00000000000000aa"))
+            try Data("notes".utf8).write(to: spare.appendingPathComponent("README"))
+            let store = try CacheStore(configuration: .test(directory))
+            try store.store(Entries.make("https://example.com/a.bin"), body: Entries.body(70_000, seed: 12))
+            let left = try FileManager.default.contentsOfDirectory(atPath: spare.path)
+            #expect(left == ["README"])
+            let entry = try #require(try store.lookup(Entries.key("https://example.com/a.bin")).first)
+            #expect(try store.readBody(entry) == Entries.body(70_000, seed: 12))
+        }
+    }
+}
