@@ -34,11 +34,14 @@ extension CacheStore {
     /// transactions that follow (``evictionsPerTransaction``) — and returns them (their files are
     /// deleted after the commit).
     func evictLeastRecentlyUsed(in db: Database, atMost limit: Int = .max) throws -> [RemovedRow] {
-        // Never below zero, whatever a damaged index says, so that nothing below overflows.
-        let bytes = max(
+        // Never below zero, whatever a damaged index says, so that nothing below overflows. The
+        // bytes this process keeps in spare files count as used.
+        let indexed = max(
             0,
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0)
+        let (sum, overflow) = indexed.addingReportingOverflow(spares.bytesHeld())
+        let bytes = overflow ? Int.max : sum
         // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
         // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
         let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()

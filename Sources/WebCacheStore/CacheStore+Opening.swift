@@ -54,8 +54,9 @@ extension CacheStore {
         return pool
     }
 
-    /// Recovery for a process that has the directory to itself: removes half-written bodies
-    /// (temporary files), body files no row points to, and rows whose body file is missing.
+    /// Recovery for a process that has the directory to itself: removes body files no row
+    /// points to (half-written ones among them), the temporary files earlier versions wrote,
+    /// and rows whose body file is missing.
     static func sweep(pool: DatabasePool, files: BodyFiles, logger: Logger) throws {
         let onDisk = files.allFiles()
         var bodies = Set<String>()

@@ -25,6 +25,10 @@ public struct StoreStatistics: Sendable, Hashable {
     public var diskBytes: Int
     /// Entries that are pinned.
     public var pinnedEntries: Int
+    /// Bytes in the spare files of removed entries this process keeps for new bodies (a
+    /// process that opens the store finds those earlier ones left); they count toward the disk
+    /// capacity beside ``diskBytes``.
+    public var spareBytes = 0
     /// Bytes held by this process's memory tier.
     public var memoryBytes: Int
     /// Usage per host, most bytes first.
@@ -58,7 +62,7 @@ extension CacheStore {
                 return StoreStatistics(
                     entries: try usage?.decode(forColumn: "entries") ?? 0,
                     diskBytes: try usage?.decode(forColumn: "bytes") ?? 0, pinnedEntries: pinned,
-                    memoryBytes: memory.bytes, hosts: hosts)
+                    spareBytes: spares.bytesHeld(), memoryBytes: memory.bytes, hosts: hosts)
             }
         }
     }

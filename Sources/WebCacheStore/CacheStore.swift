@@ -91,7 +91,8 @@ public final class CacheStore: Sendable {
         try POSIX.makeDirectory(directory)
         files = BodyFiles(directory: configuration.directory, namespace: configuration.namespace)
         try POSIX.makeDirectory(files.root)
-        spares = SpareBodyFiles(storeDirectory: directory)
+        spares = SpareBodyFiles(
+            storeDirectory: directory, byteLimit: min(configuration.diskCapacity / 16, SpareBodyFiles.largestByteLimit))
         memory = MemoryTier(capacity: configuration.memoryCapacity)
         accessLog = AccessLog()
 

@@ -98,16 +98,19 @@ struct RecoveryTests {
         }
     }
 
-    @Test("a process that is not alone in the directory leaves others' temporary files alone")
+    @Test("a process that is not alone in the directory leaves others' bodies in flight alone")
     func notAlone() async throws {
         try await TemporaryDirectory.with { directory in
             let (_, file) = try storeOne(directory)
             let first = try CacheStore(configuration: .test(directory))
-            let temporary = file.deletingLastPathComponent().appendingPathComponent(
-                "0123456789abcdef-1111111111111111.tmp")
-            try Data("in flight".utf8).write(to: temporary)
+            // A body another process is writing has no row yet (and an earlier version wrote it
+            // as `.tmp`).
+            let inFlight = ["0123456789abcdef-1111111111111111.tmp", "0123456789abcdef-2222222222222222.body"].map {
+                file.deletingLastPathComponent().appendingPathComponent($0)
+            }
+            for file in inFlight { try Data("in flight".utf8).write(to: file) }
             let second = try CacheStore(configuration: .test(directory))
-            #expect(FileManager.default.fileExists(atPath: temporary.path))
+            #expect(inFlight.allSatisfy { FileManager.default.fileExists(atPath: $0.path) })
             _ = (first, second)
         }
     }

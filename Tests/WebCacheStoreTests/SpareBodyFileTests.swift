@@ -32,7 +32,7 @@ struct SpareBodyFileTests {
             })
     }
 
-    @Test("a removed entry's file is emptied and kept; the next body stored goes into it")
+    @Test("a removed entry's file is kept; the next body stored is written over it and cut to its size")
     func reused() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
@@ -42,12 +42,16 @@ struct SpareBodyFileTests {
             #expect(try store.remove(#require(try store.lookup(old).first)))
             #expect(bodyFiles(in: directory).isEmpty)
             #expect(spares(in: directory).map(\.inode) == [inode])
-            #expect(spares(in: directory).map(\.size) == [0])
+            #expect(spares(in: directory).map(\.size) == [200_000])
+            #expect(try store.statistics().spareBytes == 200_000)
 
             let new = Entries.key("https://example.com/new.js")
             try store.store(Entries.make(new.url), body: Entries.body(50_000, seed: 2))
             #expect(bodyInodes(in: directory) == [inode])
             #expect(spares(in: directory).isEmpty)
+            #expect(try store.statistics().spareBytes == 0)
+            let file = try #require(bodyFiles(in: directory).first)
+            #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 50_000)
             let entry = try #require(try store.lookup(new).first)
             #expect(try store.readBody(entry) == Entries.body(50_000, seed: 2))
         }
@@ -154,22 +158,48 @@ struct SpareBodyFileTests {
         }
     }
 
-    @Test("at most `capacity` spare files are kept; the rest are deleted")
+    @Test("at most `capacity` spare files are kept, holding at most `byteLimit` bytes; the rest are deleted")
     func bounded() async throws {
         try await TemporaryDirectory.with { directory in
-            let spares = SpareBodyFiles(storeDirectory: directory.path, capacity: 2)
+            let spares = SpareBodyFiles(storeDirectory: directory.path, capacity: 2, byteLimit: 8_000)
             for index in 0..<4 {
                 let path = directory.appendingPathComponent("body\(index)").path
                 try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: path))
                 #expect(spares.recycle(path) == (index < 2))
             }
-            #expect(self.spares(in: directory).count == 2)
+            // The second would have passed 8,000 bytes: kept emptied.
+            #expect(self.spares(in: directory).map(\.size).sorted() == [0, 5_000])
             #expect(spares.count() == 2)
+            #expect(spares.bytesHeld() == 5_000)
             let taken = directory.appendingPathComponent("taken").path
-            let fd = try #require(spares.take(to: taken, makeDirectories: {}))
-            close(fd)
+            let first = try #require(spares.take(to: taken, makeDirectories: {}))
+            close(first.descriptor)
+            #expect(first.size == 0)  // the last kept is taken first
             #expect(FileManager.default.fileExists(atPath: taken))
             #expect(spares.count() == 1)
+            #expect(spares.bytesHeld() == 5_000)
+        }
+    }
+
+    @Test("bytes kept in spare files count toward the disk capacity")
+    func spareBytesCounted() async throws {
+        try await TemporaryDirectory.with { directory in
+            // 1,000,000 bytes at most, so spare files hold at most 62,500.
+            let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
+            for index in 0..<16 {
+                try store.store(
+                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
+            }
+            #expect(try store.remove(#require(try store.lookup(Entries.key("https://example.com/big0.bin")).first)))
+            #expect(try store.statistics().spareBytes == 60_000)
+            // Inline bodies (no file) take no spare: 900,000 + 45,000 in the index and 60,000 in
+            // the spare file pass the capacity, which the index alone would not.
+            for index in 0..<45 {
+                try store.store(Entries.make("https://example.com/small\(index).txt"), body: Entries.body(1_000))
+            }
+            let statistics = try store.statistics()
+            #expect(statistics.entries < 15 + 45)
+            #expect(statistics.diskBytes + statistics.spareBytes <= 1_000_000)
         }
     }
 

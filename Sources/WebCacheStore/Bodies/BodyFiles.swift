@@ -7,13 +7,13 @@ import Foundation
 /// The layout of body files: `bodies/<namespace>/<xx>/<hash>-<unique>.body`, where `<namespace>`
 /// and `<hash>` are FNV-1a hashes of the namespace and of the key and variant. Each write gets a
 /// new unique suffix, so a reader streaming the old body of a replaced entry is never disturbed.
-/// A body is written as `….tmp` in its final directory and renamed into place when complete.
+/// A body is written under its final name; until its row is in the index nothing reaches it,
+/// and recovery deletes it (as it deletes the `….tmp` files earlier versions wrote).
 struct BodyFiles: Sendable {
     let root: String
     let namespaceDirectory: String
 
     static let bodySuffix = ".body"
-    static let temporarySuffix = ".tmp"
 
     init(directory: URL, namespace: String) {
         root = directory.appendingPathComponent("bodies").path
@@ -46,10 +46,6 @@ struct BodyFiles: Sendable {
     /// Whether `byte` is a lowercase hexadecimal digit, as ``hex(_:)`` writes them.
     static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-    }
-
-    func temporaryPath(for name: String) -> String {
-        path(String(name.dropLast(Self.bodySuffix.count)) + Self.temporarySuffix)
     }
 
     /// Creates the directories a body named `name` needs.

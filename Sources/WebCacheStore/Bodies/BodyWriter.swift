@@ -7,12 +7,14 @@ import Foundation
 #endif
 
 /// Streams one response body into the store: small bodies are buffered and go inline in the
-/// index, larger ones into a temporary file that is renamed into place only by ``commit()``.
+/// index, larger ones into a file of their own (a spare one when there is, see the store's
+/// guarantees), which only ``commit()`` gives a row: until then no lookup can reach it, and
+/// recovery deletes a file without a row.
 ///
 /// A body that grows past ``CacheStore/Configuration/maximumEntrySize`` is dropped quietly —
 /// ``isAbandoned`` turns true, later writes are ignored and ``commit()`` returns `nil` — so the
 /// caller can keep serving it without storing it. An I/O failure (a full disk) throws, removes
-/// the temporary file and leaves every earlier entry untouched. A writer dropped without
+/// the file and leaves every earlier entry untouched. A writer dropped without
 /// ``commit()`` cleans up after itself.
 ///
 /// A writer belongs to one task at a time.
@@ -24,6 +26,8 @@ public final class BodyWriter {
     private var buffer = Data()
     private var fd: Int32 = -1
     private var fileName: String?
+    /// The bytes the spare file taken for the body held (written over; the rest cut off).
+    private var spareBytes = 0
     private var crc = CRC32()
     private var closed = false
 
@@ -78,7 +82,7 @@ public final class BodyWriter {
         size += bytes.count
     }
 
-    /// Stores the entry: renames the body into place and records it in the index, replacing an
+    /// Stores the entry: closes the body file and records it in the index, replacing an
     /// earlier entry with the same key and variant. Returns `nil` when the body was abandoned
     /// for its size. Blocks the thread until the index has it; see ``commitWithoutBlocking()``.
     @discardableResult
@@ -129,21 +133,21 @@ public final class BodyWriter {
         return try commit()
     }
 
-    /// Closes the writer and puts a body file in place: where the body is, or `nil` when it was
-    /// abandoned for its size.
+    /// Closes the writer and its body file: where the body is, or `nil` when it was abandoned
+    /// for its size.
     private func finishBody() throws -> BodyLocation? {
         guard !closed else { throw StoreError(.closed, "the body writer for \(key) is already closed") }
         closed = true
         if isAbandoned { return nil }
         guard let name = fileName else { return .data(buffer) }
-        POSIX.closeFile(fd)
-        fd = -1
         do {
-            try POSIX.moveFile(store.files.temporaryPath(for: name), store.files.path(name))
+            try SpareBodyFiles.fit(fd, to: size, holding: spareBytes)
         } catch {
             discardFile()
             throw error
         }
+        POSIX.closeFile(fd)
+        fd = -1
         return .file(name: name, checksum: crc.value)
     }
 
@@ -179,10 +183,11 @@ public final class BodyWriter {
 
     private func openFile() throws {
         let name = store.files.newName(key: key, varyKey: varyKey)
-        let path = store.files.temporaryPath(for: name)
+        let path = store.files.path(name)
         let makeDirectories = { try self.store.files.prepareDirectories(for: name) }
         if let spare = store.spares.take(to: path, makeDirectories: makeDirectories) {
-            fd = spare
+            fd = spare.descriptor
+            spareBytes = spare.size
         } else {
             fd = try POSIX.createExclusive(path, makeDirectories: makeDirectories)
         }
@@ -216,11 +221,7 @@ public final class BodyWriter {
             fd = -1
         }
         if let name = fileName {
-            POSIX.unlinkIfPresent(store.files.temporaryPath(for: name))
-            if closed && !isAbandoned {
-                // commit() failed after the rename: the body is in place but has no row.
-                POSIX.unlinkIfPresent(store.files.path(name))
-            }
+            POSIX.unlinkIfPresent(store.files.path(name))
             fileName = nil
         }
     }

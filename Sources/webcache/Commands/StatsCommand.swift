@@ -19,7 +19,7 @@ struct StatsCommand: AsyncParsableCommand {
             print("cache:     \(cache.directory.path)")
             print("entries:   \(statistics.entries) (\(statistics.pinnedEntries) pinned)")
             print(
-                "bytes:     \(formatBytes(statistics.diskBytes)) on disk, of \(formatBytes(store.configuration.diskCapacity)) kept at most"
+                "bytes:     \(formatBytes(statistics.diskBytes)) on disk and \(formatBytes(statistics.spareBytes)) in spare files, of \(formatBytes(store.configuration.diskCapacity)) kept at most"
             )
             print(
                 "requests:  \(counters.requests) — \(counters.hits) hits, \(counters.misses) misses, \(counters.revalidations) revalidated, \(counters.staleServed) stale served, \(counters.bypassed) passed through, \(counters.blocked) blocked"
