@@ -8,7 +8,7 @@ import Darwin
 /// (see ``BodyWriteFloor``).
 struct BodyLayout {
     enum Kind: String, CaseIterable, CustomStringConvertible {
-        case files, recycled, segments, ring
+        case files, spares, segments, ring
         var description: String { rawValue }
     }
 
@@ -25,8 +25,10 @@ struct BodyLayout {
     private var keptHead = 0
     private var keptBytes = 0
     private var written = 0
-    /// `recycled`: evicted bodies' files, kept for new bodies instead of unlinked.
-    private var spares: [String] = []
+    /// `spares`: evicted bodies' files, kept for new bodies instead of unlinked, with the bytes
+    /// each still holds.
+    private var spares: [(path: String, size: Int)] = []
+    private var spareBytes = 0
     /// The segment being written, and where the next body goes in it.
     private var segment: Int32 = -1
     private var segmentIndex = -1
@@ -38,7 +40,7 @@ struct BodyLayout {
         self.capacity = capacity
         try Self.makeFolder(folder)
         switch kind {
-        case .files, .recycled:
+        case .files, .spares:
             for index in 0..<256 { try Self.makeFolder("\(folder)/\(hex(index))") }
         case .segments:
             try startSegment(0)
@@ -59,24 +61,27 @@ struct BodyLayout {
     /// Writes one body of `size` bytes, making room first-in first-out.
     mutating func write(size: Int) throws {
         switch kind {
-        case .files, .recycled:
-            let name = "\(folder)/\(hex(written % 256))/\(written)"
+        case .files, .spares:
             let fd: Int32
+            let name: String
             if let spare = spares.popLast() {
-                // An evicted body's file, emptied and written again under a new name.
-                guard rename(spare, "\(name).tmp") == 0 else {
-                    throw FloorError("cannot rename \(spare): \(errorText())")
-                }
-                fd = try Self.open("\(name).tmp", flags: O_WRONLY | O_TRUNC)
+                // An evicted body's file, renamed when it was kept: written over under that name
+                // (what is left of the old body cut off).
+                spareBytes -= spare.size
+                name = spare.path
+                fd = try Self.open(name, flags: O_RDWR)
+                _ = flock(fd, LOCK_SH)
+                _ = try Self.writeBody(fd, at: 0, size: size)
+                if spare.size > size { ftruncate(fd, off_t(size)) }
             } else {
-                fd = try Self.open("\(name).tmp", flags: O_WRONLY | O_CREAT | O_EXCL)
+                // Written under its final name, as the store does (its row makes it reachable).
+                name = "\(folder)/\(hex(written % 256))/\(written).body"
+                fd = try Self.open(name, flags: O_RDWR | O_CREAT | O_EXCL)
+                _ = flock(fd, LOCK_SH)
+                _ = try Self.writeBody(fd, at: 0, size: size)
             }
-            _ = try Self.writeBody(fd, at: 0, size: size)
             closeDescriptor(fd)
-            guard rename("\(name).tmp", "\(name).body") == 0 else {
-                throw FloorError("cannot rename \(name): \(errorText())")
-            }
-            keep("\(name).body", size: size)
+            keep(name, size: size)
         case .segments:
             if offset + size > Self.segmentSize {
                 keep(segmentPath(segmentIndex), size: Self.segmentSize)
@@ -110,19 +115,39 @@ struct BodyLayout {
         return offset
     }
 
-    /// Counts a body (or a full segment) as kept, and unlinks the oldest while over capacity.
+    /// Counts a body (or a full segment) as kept; past the capacity, the oldest go (unlinked,
+    /// or kept as spare files) until 80 % of it is left.
     private mutating func keep(_ path: String, size: Int) {
         kept.append((path, size))
         keptBytes += size
-        while keptBytes > capacity, keptHead < kept.count {
-            if kind == .recycled {
-                spares.append(kept[keptHead].path)
-            } else {
-                unlink(kept[keptHead].path)
-            }
+        // Past the capacity, down to 80 % of it at once, as the store trims.
+        guard keptBytes + spareBytes > capacity else { return }
+        while keptBytes + spareBytes > capacity / 5 * 4, keptHead < kept.count {
+            if kind != .spares || !recycle(kept[keptHead]) { unlink(kept[keptHead].path) }
             keptBytes -= kept[keptHead].size
             keptHead += 1
         }
+    }
+
+    /// Keeps an evicted body's file as the store does: locked, emptied when the spare files
+    /// would hold more than a sixteenth of the capacity, renamed in its folder. At most 1,024.
+    private mutating func recycle(_ body: (path: String, size: Int)) -> Bool {
+        guard spares.count < 1024 else { return false }
+        let fd = openDescriptor(body.path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { closeDescriptor(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        var size = body.size
+        if spareBytes + size > capacity / 16 {
+            guard ftruncate(fd, 0) == 0 else { return false }
+            size = 0
+        }
+        // A new name in the same folder, which no reader of the old one can find.
+        let spare = "\(body.path.prefix(upTo: body.path.lastIndex(of: "/")!))/s\(written)-\(keptHead).body"
+        guard rename(body.path, spare) == 0 else { return false }
+        spares.append((spare, size))
+        spareBytes += size
+        return true
     }
 
     private mutating func startSegment(_ index: Int) throws {

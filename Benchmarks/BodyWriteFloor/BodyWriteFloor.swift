@@ -13,8 +13,12 @@ import Darwin
 /// Each layout writes bodies of one size, in 64 KiB pieces as a socket would hand them over:
 /// `--capacity` of them to fill it (not counted), then as many again, each making room for
 /// itself first-in first-out, as a full cache does:
-/// - `files`: a file per body, as the store does today — created under a temporary name in one
-///   of 256 folders, written, renamed into place; the oldest unlinked when over capacity.
+/// - `files`: a file per body, as the store did before spare files — created under its final
+///   name in one of 256 folders and written; the oldest unlinked when over capacity.
+/// - `spares`: as the store does now — the oldest body's file, when over capacity, is locked
+///   and renamed in its folder (emptied first once the spare files hold a sixteenth of the
+///   capacity), and the next body is written over it under that name; a file is made only when
+///   there is no spare one.
 /// - `segments`: bodies appended to 64 MiB files; a full one is left and a new one created; the
 ///   oldest unlinked when over capacity. No file per body, but every page is newly allocated.
 /// - `ring`: the same files made and written once beforehand (not counted), then overwritten in
@@ -41,10 +45,21 @@ struct BodyWriteFloor: ParsableCommand {
     @Option(help: "Alternating rounds of every layout at each size.")
     var rounds: Int = 3
 
+    @Option(help: "Layouts to write, comma-separated (files, spares, segments, ring; default: all).")
+    var layouts: String = "files,spares,segments,ring"
+
+    /// `--layouts` as kinds; a name that is not a layout is left out (and `validate` says so).
+    var chosenLayouts: [BodyLayout.Kind] {
+        layouts.split(separator: ",").compactMap { BodyLayout.Kind(rawValue: String($0)) }
+    }
+
     func validate() throws {
         guard capacity >= 128 else { throw ValidationError("--capacity is at least 128 (MiB)") }
         guard rounds >= 1 else { throw ValidationError("--rounds is at least 1") }
         guard !bodySizes.isEmpty else { throw ValidationError("--sizes names no size: \(sizes)") }
+        guard chosenLayouts.count == layouts.split(separator: ",").count, !chosenLayouts.isEmpty else {
+            throw ValidationError("--layouts names a layout that is not files, spares, segments or ring: \(layouts)")
+        }
         for size in bodySizes where size > BodyLayout.segmentSize || size < 4 << 10 {
             throw ValidationError("a body of \(size) bytes is too large for a segment or smaller than 4k")
         }
@@ -70,7 +85,7 @@ struct BodyWriteFloor: ParsableCommand {
         for size in bodySizes {
             var samples: [BodyLayout.Kind: [Measurement]] = [:]
             for round in 0..<rounds {
-                for kind in BodyLayout.Kind.allCases {
+                for kind in chosenLayouts {
                     let folder = "\(scratch)/\(kind)-\(size)-\(round)"
                     var layout = try BodyLayout(kind: kind, folder: folder, capacity: capacityBytes)
                     // Filled first (not counted), so that every body measured makes room for itself.
@@ -81,7 +96,7 @@ struct BodyWriteFloor: ParsableCommand {
                     try? FileManager.default.removeItem(atPath: folder)
                 }
             }
-            for kind in BodyLayout.Kind.allCases {
+            for kind in chosenLayouts {
                 let median = Measurement.median(samples[kind] ?? [])
                 print(
                     "| \(size >> 10) KB | \(kind) | \(format(median.cpu)) | \(format(median.system)) | \(format(median.wall)) |"

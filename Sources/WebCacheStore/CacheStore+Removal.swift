@@ -109,10 +109,13 @@ extension CacheStore {
         return count
     }
 
+    /// Removes the rows `ids`; `broken` ones (a body that failed its checks) have their files
+    /// deleted rather than kept as spare files.
     @discardableResult
-    func removeRows(ids: [Int64]) throws -> Int {
+    func removeRows(ids: [Int64], broken: Bool = false) throws -> Int {
         guard !ids.isEmpty else { return 0 }
-        return try removeWhere("id IN (\(ids.map(String.init).joined(separator: ",")))", [], what: "remove entries")
+        return try removeWhere(
+            "id IN (\(ids.map(String.init).joined(separator: ",")))", [], what: "remove entries", broken: broken)
     }
 
     /// Returns once the entries already on their way into the index are in it (or failed), without
@@ -122,7 +125,7 @@ extension CacheStore {
         await newRows.submittedRowsWritten()
     }
 
-    /// ``removeWhere(_:_:what:)`` once the entries already on their way into the index are in it
+    /// ``removeWhere(_:_:what:broken:)`` once the entries already on their way into the index are in it
     /// (``GroupCommit/waitForSubmittedRows()``): a removal by key, URL, host or group then also
     /// removes an entry a response stored just before. It is noted first (``RemovalFences``):
     /// an entry whose request went out before it and whose row comes later is turned away.
@@ -137,7 +140,9 @@ extension CacheStore {
         return try removeWhere(condition, arguments, what: what)
     }
 
-    func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String) throws -> Int {
+    func removeWhere(_ condition: String, _ arguments: StatementArguments, what: String, broken: Bool = false) throws
+        -> Int
+    {
         let removed = try database(what) {
             try pool.write { db -> [RemovedRow] in
                 let rows = try RemovedRow.fetchAll(
@@ -150,12 +155,13 @@ extension CacheStore {
                 return rows
             }
         }
-        finishRemoval(removed, alsoInvalidating: [])
+        finishRemoval(removed, alsoInvalidating: [], broken: broken)
         return removed.count
     }
 
-    /// After the index no longer points at them: delete the files and forget the keys.
-    func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey]) {
+    /// After the index no longer points at them: keep the files as spare ones or delete them
+    /// (always when they are `broken`), and forget the keys.
+    func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey], broken: Bool = false) {
         if !removed.isEmpty {
             verifiedBodies.withLock { verified in
                 for row in removed { verified.remove(row.id) }
@@ -166,8 +172,7 @@ extension CacheStore {
         for row in removed {
             // A name from a damaged index that points elsewhere is left alone.
             guard let file = row.bodyFile, BodyFiles.isBodyName(file) else { continue }
-            let path = files.path(file)
-            if !spares.recycle(path) { POSIX.unlinkIfPresent(path) }
+            if broken || !spares.recycle(file, in: files) { POSIX.unlinkIfPresent(files.path(file)) }
         }
         memory.invalidate(keys + removed.map(\.key))
     }

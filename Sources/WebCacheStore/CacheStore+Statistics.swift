@@ -25,9 +25,8 @@ public struct StoreStatistics: Sendable, Hashable {
     public var diskBytes: Int
     /// Entries that are pinned.
     public var pinnedEntries: Int
-    /// Bytes in the spare files of removed entries this process keeps for new bodies (a
-    /// process that opens the store finds those earlier ones left); they count toward the disk
-    /// capacity beside ``diskBytes``.
+    /// Bytes in the files of removed entries this process keeps for new bodies (spare files);
+    /// they count toward the disk capacity beside ``diskBytes``.
     public var spareBytes = 0
     /// Bytes held by this process's memory tier.
     public var memoryBytes: Int
@@ -94,4 +93,10 @@ extension CacheStore {
             }
         }.compactMap { $0.entry() }
     }
+}
+
+extension CacheStore {
+    /// The names (under the store's `bodies/`) of the files of removed entries this process
+    /// keeps for new bodies: body files without a row, which are not stray.
+    package var spareFileNames: [String] { spares.names() }
 }

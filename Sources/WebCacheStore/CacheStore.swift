@@ -91,8 +91,7 @@ public final class CacheStore: Sendable {
         try POSIX.makeDirectory(directory)
         files = BodyFiles(directory: configuration.directory, namespace: configuration.namespace)
         try POSIX.makeDirectory(files.root)
-        spares = SpareBodyFiles(
-            storeDirectory: directory, byteLimit: min(configuration.diskCapacity / 16, SpareBodyFiles.largestByteLimit))
+        spares = SpareBodyFiles(byteLimit: min(configuration.diskCapacity / 16, SpareBodyFiles.largestByteLimit))
         memory = MemoryTier(capacity: configuration.memoryCapacity)
         accessLog = AccessLog()
 
@@ -169,7 +168,7 @@ public final class CacheStore: Sendable {
         }.compactMap { row -> CacheEntry? in
             guard let entry = row.entry() else {
                 logger.warning("unreadable index row for \(key); removing it")
-                _ = try? removeRows(ids: [row.id].compactMap { $0 })
+                _ = try? removeRows(ids: [row.id].compactMap { $0 }, broken: true)
                 return nil
             }
             return entry
@@ -278,6 +277,6 @@ public final class CacheStore: Sendable {
 
     func discardBroken(_ entry: CacheEntry, because error: StoreError) {
         logger.warning("removing \(entry.key): \(error)")
-        _ = try? removeRows(ids: [entry.id])
+        _ = try? removeRows(ids: [entry.id], broken: true)
     }
 }

@@ -128,7 +128,7 @@ struct CommitWithoutWaitingTests {
             await onOwnThread { _ = done.wait(timeout: .now() + .seconds(10)) }
             #expect(error.withLock { $0?.code } == .removedMeanwhile)
             #expect(try store.lookup(Entries.key(url)).isEmpty)
-            #expect(store.files.namespaceFiles().filter { $0.hasSuffix(BodyFiles.bodySuffix) }.isEmpty)
+            #expect(store.files.namespaceFiles().filter { $0.hasSuffix(BodyFiles.bodySuffix) } == store.spareFileNames)
         }
     }
 
@@ -147,7 +147,7 @@ struct CommitWithoutWaitingTests {
             held.release.signal()
             #expect(try await removal.value == 1)
             #expect(try store.lookup(Entries.key(url)).isEmpty)
-            #expect(store.files.namespaceFiles().filter { $0.hasSuffix(BodyFiles.bodySuffix) }.isEmpty)
+            #expect(store.files.namespaceFiles().filter { $0.hasSuffix(BodyFiles.bodySuffix) } == store.spareFileNames)
         }
     }
 

@@ -154,7 +154,7 @@ struct EvictionTests {
             #expect(try store.statistics().hosts.map(\.host) == ["b.test"])
             #expect(try store.remove(host: "B.TEST") == 1)
             #expect(try store.statistics().entries == 0)
-            #expect(bodyFiles(in: directory).isEmpty)
+            #expect(bodyFilesInUse(in: directory, besides: store).isEmpty)
         }
     }
 

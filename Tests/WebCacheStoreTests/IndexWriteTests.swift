@@ -95,9 +95,7 @@ struct IndexWriteTests {
             #expect(found.map(\.id) == [other.id, second.id])
             #expect(try store.readBody(found[1]) == Entries.body(20, seed: 3))
             // Both remaining variants are inline: the replaced entry's file is the only one there was.
-            let bodyFiles = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
-                .filter { $0.hasSuffix(".body") }
-            #expect(bodyFiles.isEmpty, "the replaced entry's body file is removed")
+            #expect(bodyFilesInUse(in: directory, besides: store).isEmpty, "the replaced entry's body file is removed")
         }
     }
 
@@ -135,9 +133,9 @@ struct IndexWriteTests {
             clock.advance(60)
             try store.store(variant("c"), body: Entries.body(5000))
             #expect(try agents() == ["a", "c", "d", "pinned"])
-            let bodyFiles = try FileManager.default.subpathsOfDirectory(atPath: directory.path)
-                .filter { $0.hasSuffix(".body") }
-            #expect(bodyFiles.count == 3, "the removed variants' body files go with them")
+            #expect(
+                bodyFilesInUse(in: directory, besides: store).count == 3,
+                "the removed variants' body files go with them")
             #expect(try store.statistics().entries == 4)
         }
     }

@@ -25,7 +25,7 @@ struct RecoveryTests {
             let entry = try #require(try store.lookup(key).first)
             #expect(throws: StoreError.self) { try store.readBody(entry) }
             #expect(try store.lookup(key).isEmpty)
-            #expect(bodyFiles(in: directory).isEmpty)
+            #expect(bodyFiles(in: directory).isEmpty)  // deleted, not kept as a spare file
         }
     }
 

@@ -12,13 +12,11 @@ import Glibc
 /// Removed entries' files are emptied and reused for new bodies, unless someone still reads them.
 @Suite("Spare body files")
 struct SpareBodyFileTests {
-    /// The inode numbers of the files in `directory`'s `spare/`, with their sizes.
-    func spares(in directory: URL) -> [(inode: UInt64, size: Int)] {
-        let spare = directory.appendingPathComponent("spare").path
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: spare)) ?? []
-        return names.compactMap { name in
+    /// The inode numbers and sizes of `store`'s spare files.
+    func spares(of store: CacheStore) -> [(inode: UInt64, size: Int)] {
+        store.spares.names().compactMap { name in
             var info = stat()
-            guard stat("\(spare)/\(name)", &info) == 0 else { return nil }
+            guard stat(store.files.path(name), &info) == 0 else { return nil }
             return (UInt64(info.st_ino), Int(info.st_size))
         }
     }
@@ -32,23 +30,24 @@ struct SpareBodyFileTests {
             })
     }
 
-    @Test("a removed entry's file is kept; the next body stored is written over it and cut to its size")
+    @Test("a removed entry's file is kept under a new name; the next body is written over it and cut to its size")
     func reused() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             let old = Entries.key("https://example.com/old.js")
             try store.store(Entries.make(old.url), body: Entries.body(200_000, seed: 1))
             let inode = try #require(bodyInodes(in: directory).first)
+            let oldFile = try #require(bodyFiles(in: directory).first)
             #expect(try store.remove(#require(try store.lookup(old).first)))
-            #expect(bodyFiles(in: directory).isEmpty)
-            #expect(spares(in: directory).map(\.inode) == [inode])
-            #expect(spares(in: directory).map(\.size) == [200_000])
+            #expect(!FileManager.default.fileExists(atPath: oldFile.path))
+            #expect(spares(of: store).map(\.inode) == [inode])
+            #expect(spares(of: store).map(\.size) == [200_000])
             #expect(try store.statistics().spareBytes == 200_000)
 
             let new = Entries.key("https://example.com/new.js")
             try store.store(Entries.make(new.url), body: Entries.body(50_000, seed: 2))
             #expect(bodyInodes(in: directory) == [inode])
-            #expect(spares(in: directory).isEmpty)
+            #expect(spares(of: store).isEmpty)
             #expect(try store.statistics().spareBytes == 0)
             let file = try #require(bodyFiles(in: directory).first)
             #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 50_000)
@@ -67,7 +66,7 @@ struct SpareBodyFileTests {
                 try store.store(Entries.make(key.url), body: Entries.body(100_000, seed: UInt8(index)))
             }
             for index in 30..<60 {
-                let spareInodes = Set(spares(in: directory).map(\.inode))
+                let spareInodes = Set(spares(of: store).map(\.inode))
                 #expect(!spareInodes.isEmpty)
                 let key = Entries.key("https://example.com/more\(index).bin")
                 let stored = try #require(
@@ -94,7 +93,7 @@ struct SpareBodyFileTests {
             let entry = try #require(try store.lookup(key).first)
             let inFlight = try #require(store.openVerifiedBodyFile(entry))
             #expect(try store.remove(entry))
-            #expect(spares(in: directory).isEmpty)
+            #expect(spares(of: store).isEmpty)
             try store.store(Entries.make("https://example.com/next.mp4"), body: Entries.body(300_000, seed: 4))
             var data = Data(count: 300_000)
             let read = data.withUnsafeMutableBytes { pread(inFlight.descriptor, $0.baseAddress, 300_000, 0) }
@@ -113,7 +112,7 @@ struct SpareBodyFileTests {
             var reader: BodyReader? = try store.openBody(entry, chunkSize: 10_000)
             let first = try #require(try reader?.next())
             #expect(try store.remove(entry))
-            #expect(spares(in: directory).isEmpty)
+            #expect(spares(of: store).isEmpty)
             try store.store(Entries.make("https://example.com/other.zip"), body: Entries.body(250_000, seed: 6))
             var streamed = first
             while let chunk = try reader?.next() { streamed.append(chunk) }
@@ -123,7 +122,7 @@ struct SpareBodyFileTests {
             // Once nobody reads it, the next removal recycles.
             let other = try #require(try store.lookup(Entries.key("https://example.com/other.zip")).first)
             #expect(try store.remove(other))
-            #expect(spares(in: directory).count == 1)
+            #expect(spares(of: store).count == 1)
         }
     }
 
@@ -137,7 +136,7 @@ struct SpareBodyFileTests {
             let written = try #require(writer.writtenBody())
             let entry = try #require(try writer.commit())
             #expect(try store.remove(entry))
-            #expect(spares(in: directory).isEmpty)
+            #expect(spares(of: store).isEmpty)
             try store.store(Entries.make("https://example.com/next.m3u8"), body: Entries.body(120_000, seed: 9))
             #expect(try written.read(offset: 0, count: 120_000) == Entries.body(120_000, seed: 8))
         }
@@ -152,7 +151,7 @@ struct SpareBodyFileTests {
             try first.store(Entries.make(key.url), body: Entries.body(90_000, seed: 10))
             let reader = try second.openBody(#require(try second.lookup(key).first), chunkSize: 90_000)
             #expect(try first.remove(#require(try first.lookup(key).first)))
-            #expect(spares(in: directory).isEmpty)
+            #expect(spares(of: first).isEmpty)
             try first.store(Entries.make("https://example.com/after.css"), body: Entries.body(90_000, seed: 11))
             #expect(try reader.next() == Entries.body(90_000, seed: 10))
         }
@@ -161,21 +160,25 @@ struct SpareBodyFileTests {
     @Test("at most `capacity` spare files are kept, holding at most `byteLimit` bytes; the rest are deleted")
     func bounded() async throws {
         try await TemporaryDirectory.with { directory in
-            let spares = SpareBodyFiles(storeDirectory: directory.path, capacity: 2, byteLimit: 8_000)
+            let files = BodyFiles(directory: directory, namespace: "default")
+            let spares = SpareBodyFiles(capacity: 2, byteLimit: 8_000)
             for index in 0..<4 {
-                let path = directory.appendingPathComponent("body\(index)").path
-                try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: path))
-                #expect(spares.recycle(path) == (index < 2))
+                let name = files.newName(key: Entries.key("https://example.com/\(index)"), varyKey: "")
+                try files.prepareDirectories(for: name)
+                try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: files.path(name)))
+                #expect(spares.recycle(name, in: files) == (index < 2))
+                #expect(!FileManager.default.fileExists(atPath: files.path(name)) == (index < 2))
             }
             // The second would have passed 8,000 bytes: kept emptied.
-            #expect(self.spares(in: directory).map(\.size).sorted() == [0, 5_000])
+            let sizes = try spares.names().map {
+                try FileManager.default.attributesOfItem(atPath: files.path($0))[.size] as? Int
+            }
+            #expect(sizes == [5_000, 0])
             #expect(spares.count() == 2)
             #expect(spares.bytesHeld() == 5_000)
-            let taken = directory.appendingPathComponent("taken").path
-            let first = try #require(spares.take(to: taken, makeDirectories: {}))
-            close(first.descriptor)
-            #expect(first.size == 0)  // the last kept is taken first
-            #expect(FileManager.default.fileExists(atPath: taken))
+            let taken = try #require(spares.take(in: files))
+            close(taken.descriptor)
+            #expect(taken.size == 0)  // the last kept is taken first
             #expect(spares.count() == 1)
             #expect(spares.bytesHeld() == 5_000)
         }
@@ -203,19 +206,20 @@ struct SpareBodyFileTests {
         }
     }
 
-    @Test("spare files left by an earlier process are used; files not named as spares are left alone")
-    func earlierSpares() async throws {
+    @Test("spare files a process leaves are deleted by the next one alone in the directory")
+    func leftBehind() async throws {
         try await TemporaryDirectory.with { directory in
-            let spare = directory.appendingPathComponent("spare")
-            try FileManager.default.createDirectory(at: spare, withIntermediateDirectories: true)
-            try Data().write(to: spare.appendingPathComponent("00000000000000aa"))
-            try Data("notes".utf8).write(to: spare.appendingPathComponent("README"))
+            do {
+                let store = try CacheStore(configuration: .test(directory))
+                let key = Entries.key("https://example.com/a.bin")
+                try store.store(Entries.make(key.url), body: Entries.body(70_000, seed: 12))
+                #expect(try store.remove(#require(try store.lookup(key).first)))
+                #expect(store.spares.count() == 1)
+                #expect(bodyFiles(in: directory).count == 1)
+            }
             let store = try CacheStore(configuration: .test(directory))
-            try store.store(Entries.make("https://example.com/a.bin"), body: Entries.body(70_000, seed: 12))
-            let left = try FileManager.default.contentsOfDirectory(atPath: spare.path)
-            #expect(left == ["README"])
-            let entry = try #require(try store.lookup(Entries.key("https://example.com/a.bin")).first)
-            #expect(try store.readBody(entry) == Entries.body(70_000, seed: 12))
+            #expect(bodyFiles(in: directory).isEmpty)
+            #expect(try store.statistics().spareBytes == 0)
         }
     }
 }

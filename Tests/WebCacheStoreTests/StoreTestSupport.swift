@@ -35,3 +35,10 @@ enum Entries {
 
     static func key(_ url: String) -> CacheKey { CacheKey(url: URL(string: url)!)! }
 }
+
+/// The body files under `directory` that hold an entry's body: those `stores` keep as spare
+/// files (a removed entry's file, renamed, for the next body) left out.
+func bodyFilesInUse(in directory: URL, besides stores: CacheStore...) -> [URL] {
+    let spares = Set(stores.flatMap { $0.spareFileNames.map { URL(fileURLWithPath: $0).lastPathComponent } })
+    return bodyFiles(in: directory).filter { !spares.contains($0.lastPathComponent) }
+}

@@ -182,18 +182,18 @@ public final class BodyWriter {
     }
 
     private func openFile() throws {
-        let name = store.files.newName(key: key, varyKey: varyKey)
-        let path = store.files.path(name)
-        let makeDirectories = { try self.store.files.prepareDirectories(for: name) }
-        if let spare = store.spares.take(to: path, makeDirectories: makeDirectories) {
-            fd = spare.descriptor
-            spareBytes = spare.size
+        let name: String
+        if let spare = store.spares.take(in: store.files) {
+            (name, fd, spareBytes) = spare
         } else {
-            fd = try POSIX.createExclusive(path, makeDirectories: makeDirectories)
+            name = store.files.newName(key: key, varyKey: varyKey)
+            fd = try POSIX.createExclusive(store.files.path(name)) {
+                try self.store.files.prepareDirectories(for: name)
+            }
         }
         // Held by this descriptor and its duplicates (writtenBody()) until the last is closed:
         // the file is not recycled while anything written through it may still be read. (The
-        // wait is for a recycler that has just moved this spare file and is letting go of it.)
+        // wait is for a recycler that has just renamed this spare file and is letting go of it.)
         _ = POSIX.lock(fd, exclusive: false, wait: true)
         fileName = name
         if !buffer.isEmpty {
