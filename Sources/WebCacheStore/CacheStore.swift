@@ -120,6 +120,7 @@ public final class CacheStore: Sendable {
         WritesAtExit.unregister(self)
         // Not through `accessWrites`: a write queued there holds the store, so none is running.
         writePendingAccesses()
+        spares.deleteAll(in: files)
         POSIX.closeFile(lockFile)
     }
 

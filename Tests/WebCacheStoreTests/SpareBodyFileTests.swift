@@ -206,17 +206,29 @@ struct SpareBodyFileTests {
         }
     }
 
-    @Test("spare files a process leaves are deleted by the next one alone in the directory")
+    @Test("a store let go deletes its spare files; one killed leaves files without a row, which recovery deletes")
     func leftBehind() async throws {
         try await TemporaryDirectory.with { directory in
+            let key = Entries.key("https://example.com/a.bin")
             do {
                 let store = try CacheStore(configuration: .test(directory))
-                let key = Entries.key("https://example.com/a.bin")
                 try store.store(Entries.make(key.url), body: Entries.body(70_000, seed: 12))
                 #expect(try store.remove(#require(try store.lookup(key).first)))
                 #expect(store.spares.count() == 1)
                 #expect(bodyFiles(in: directory).count == 1)
             }
+            #expect(bodyFiles(in: directory).isEmpty)
+
+            // Killed outright: its spare file stays, as a body file without a row.
+            let spare: URL
+            do {
+                let store = try CacheStore(configuration: .test(directory))
+                try store.store(Entries.make(key.url), body: Entries.body(70_000, seed: 13))
+                #expect(try store.remove(#require(try store.lookup(key).first)))
+                spare = try #require(bodyFiles(in: directory).first)
+                try FileManager.default.copyItem(at: spare, to: spare.appendingPathExtension("copy"))
+            }
+            try FileManager.default.moveItem(at: spare.appendingPathExtension("copy"), to: spare)
             let store = try CacheStore(configuration: .test(directory))
             #expect(bodyFiles(in: directory).isEmpty)
             #expect(try store.statistics().spareBytes == 0)

@@ -27,8 +27,9 @@ import Darwin
 /// Spare files are this process's: at most ``capacity`` (1,024 unless said), holding at most
 /// ``byteLimit`` bytes in all (a file past it is emptied first), counted as used when the store
 /// decides what to evict (``bytesHeld()``), so the directory stays within its disk capacity. A
-/// process that ends leaves its spare files as bodies without a row, which the next process
-/// alone in the directory deletes (recovery).
+/// store deletes its spare files when it is let go and when the process exits normally; a
+/// process killed outright leaves them as bodies without a row, which the next process alone in
+/// the directory deletes (recovery).
 final class SpareBodyFiles: Sendable {
     /// The most spare files kept.
     let capacity: Int
@@ -105,6 +106,15 @@ final class SpareBodyFiles: Sendable {
             $0.bytes += size
         }
         return true
+    }
+
+    /// Deletes every spare file (the store is going away, or the process is exiting).
+    func deleteAll(in files: BodyFiles) {
+        let spares = pool.withLock { pool -> [Spare] in
+            defer { pool = Pool() }
+            return pool.spares
+        }
+        for spare in spares { POSIX.unlinkIfPresent(files.path(spare.name)) }
     }
 
     /// How many spare files there are.

@@ -14,7 +14,8 @@ import Darwin
 /// store is registered here, and an `atexit` handler waits for the rows each still has on their
 /// way. A process killed outright loses them, as it loses anything not yet written; the store
 /// stays consistent either way. A store whose writer is stuck (a disk that hangs) holds the exit
-/// at most ``limit``.
+/// at most ``limit``. Then each store's spare body files (emptied files of removed entries kept
+/// for new bodies) are deleted, so that a short-lived process leaves none behind.
 enum WritesAtExit {
     /// Weak, so that registering keeps no store open (a weak reference is read atomically).
     private final class Registered: @unchecked Sendable {
@@ -46,6 +47,7 @@ enum WritesAtExit {
             if !store.newRows.waitForSubmittedRows(atMost: limit) {
                 store.logger.warning("exiting with entries not yet in the index after \(limit): they are not stored")
             }
+            store.spares.deleteAll(in: store.files)
         }
     }
 
