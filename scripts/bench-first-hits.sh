@@ -46,6 +46,9 @@ CONF
 taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 taskset -c 0 nginx -c "$work/front.conf" -g 'daemon off;' & front_master=$!; pids+=($front_master)
 webcache_port=$(free_port)
+# As much room as nginx's max_size: with the default 512 MiB, 5 s of storing 128 KB bodies
+# evicts the first URLs, and their "first hits" are misses (nginx keeps them all).
+webcache_options="--disk-capacity 4g"
 start_webcache "$webcache_port" "$origin_port"
 declare -A port server
 port[nginx]=$nginx_port

@@ -83,8 +83,9 @@ cpu_ticks() {
 # in $webcache_pid (and in $pids, stopped on exit).
 start_webcache() {
   rm -rf "$work/cache"
+  # shellcheck disable=SC2086 # $webcache_options holds several words on purpose
   taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$1" \
-    --upstream "http://127.0.0.1:$2" --threads 1 >"$work/webcache.log" 2>&1 &
+    --upstream "http://127.0.0.1:$2" --threads 1 ${webcache_options:-} >"$work/webcache.log" 2>&1 &
   webcache_pid=$!
   pids+=("$webcache_pid")
 }
