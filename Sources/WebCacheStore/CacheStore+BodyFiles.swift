@@ -39,8 +39,8 @@ extension CacheStore {
     package func openVerifiedBodyFile(_ entry: CacheEntry) -> OpenBodyFile? {
         guard let name = entry.body.file?.name, hasVerifiedBodyFile(entry) else { return nil }
         if let file = openBodies.file(of: entry.id, name: name, size: entry.bodySize) { return file }
-        guard let fd = try? POSIX.openBodyForReading(files.path(name)) else { return nil }
-        guard (try? POSIX.size(of: fd)) == entry.bodySize else {
+        guard let (fd, size) = try? POSIX.openBodyForReading(files.path(name)) else { return nil }
+        guard size == entry.bodySize else {
             POSIX.closeFile(fd)
             return nil
         }

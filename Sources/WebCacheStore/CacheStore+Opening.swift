@@ -89,7 +89,7 @@ extension CacheStore {
         for name in orphans { POSIX.unlinkIfPresent(files.path(name)) }
         if temporaries + missing.count + orphans.count > 0 {
             logger.warning(
-                "cache recovery: removed \(temporaries) half-written bodies, \(orphans.count) bodies without an entry, \(missing.count) entries without a body"
+                "cache recovery: removed \(temporaries) temporary files, \(orphans.count) bodies without an entry (half-written ones among them), \(missing.count) entries without a body"
             )
         }
     }

@@ -38,14 +38,12 @@ struct BodyFiles: Sendable {
         let parts = name.dropLast(bodySuffix.count).utf8.split(
             separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
-        return parts.allSatisfy { part in
-            !part.isEmpty && part.allSatisfy { isHexDigit($0) || $0 == UInt8(ascii: "-") }
+        let hexOrDash = { (byte: UInt8) in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                || byte == UInt8(ascii: "-")
         }
-    }
-
-    /// Whether `byte` is a lowercase hexadecimal digit, as ``hex(_:)`` writes them.
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(hexOrDash) }
     }
 
     /// Creates the directories a body named `name` needs.
@@ -81,9 +79,8 @@ struct BodyFiles: Sendable {
 
     /// Reads a whole body, checking its length always and its checksum when asked.
     func read(_ name: String, size: Int, checksum: UInt32, verify: Bool) throws -> Data {
-        let fd = try POSIX.openBodyForReading(path(name))
+        let (fd, actual) = try POSIX.openBodyForReading(path(name))
         defer { POSIX.closeFile(fd) }
-        let actual = try POSIX.size(of: fd)
         guard actual == size else {
             throw StoreError(.corruptBody, "body \(name) has \(actual) bytes, the index says \(size)")
         }

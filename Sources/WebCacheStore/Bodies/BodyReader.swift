@@ -62,9 +62,8 @@ extension CacheStore {
             return BodyReader(data: try readBody(entry))  // in memory: no need for the file
         }
         do {
-            let fd = try POSIX.openBodyForReading(files.path(name))
+            let (fd, size) = try POSIX.openBodyForReading(files.path(name))
             do {
-                let size = try POSIX.size(of: fd)
                 guard size == entry.bodySize else {
                     throw StoreError(.corruptBody, "body \(name) has \(size) bytes, the index says \(entry.bodySize)")
                 }

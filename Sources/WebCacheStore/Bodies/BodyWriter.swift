@@ -27,7 +27,7 @@ public final class BodyWriter {
     private var fd: Int32 = -1
     private var fileName: String?
     /// The bytes the spare file taken for the body held (written over; the rest cut off).
-    private var spareBytes = 0
+    private var heldBySpareFile = 0
     private var crc = CRC32()
     private var closed = false
 
@@ -141,7 +141,7 @@ public final class BodyWriter {
         if isAbandoned { return nil }
         guard let name = fileName else { return .data(buffer) }
         do {
-            try SpareBodyFiles.fit(fd, to: size, holding: spareBytes)
+            try SpareBodyFiles.fit(fd, to: size, holding: heldBySpareFile)
         } catch {
             discardFile()
             throw error
@@ -184,7 +184,7 @@ public final class BodyWriter {
     private func openFile() throws {
         let name: String
         if let spare = store.spares.take(in: store.files) {
-            (name, fd, spareBytes) = spare
+            (name, fd, heldBySpareFile) = spare
         } else {
             name = store.files.newName(key: key, varyKey: varyKey)
             fd = try POSIX.createExclusive(store.files.path(name)) {

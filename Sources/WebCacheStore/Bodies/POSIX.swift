@@ -28,8 +28,9 @@ enum POSIX {
     /// from being recycled (``SpareBodyFiles``) while the descriptor is open. Throws when the
     /// file is gone, is being recycled, or was recycled between the `open` and the lock (the
     /// path no longer names the file opened). On a file system without `flock` the file is read
-    /// unlocked: recycling cannot lock it either, so it is never recycled.
-    static func openBodyForReading(_ path: String) throws -> Int32 {
+    /// unlocked: recycling cannot lock it either, so it is never recycled. Returns the descriptor
+    /// with the file's size, from the `fstat` the check makes.
+    static func openBodyForReading(_ path: String) throws -> (descriptor: Int32, size: Int) {
         let fd = try openForReading(path)
         let locked = flock(fd, LOCK_SH | LOCK_NB) == 0 || errno != EWOULDBLOCK
         var opened = stat()
@@ -40,7 +41,7 @@ enum POSIX {
             closeFile(fd)
             throw StoreError(.ioFailure, "cannot open \(path): the entry's body was removed meanwhile")
         }
-        return fd
+        return (fd, Int(opened.st_size))
     }
 
     /// Creates the file at `path`, which must not exist, open for reading and writing. When its
