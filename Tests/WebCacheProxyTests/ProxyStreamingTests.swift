@@ -111,7 +111,11 @@ struct ProxyStreamingTests {
             let first = try await client.execute(
                 HTTPClientRequest(url: "http://127.0.0.1:\(port)/download"), timeout: .seconds(20))
             var iterator = first.body.makeAsyncIterator()
-            var firstBytes = try await iterator.next()?.readableBytes ?? 0
+            var firstBytes = 0
+            // All that comes before the gate (600,000 bytes), past the store's 256 KiB: the proxy
+            // has given up storing it, so the next request may no longer join it. (One sent
+            // before that would join it, as a body still being stored is shared.)
+            while firstBytes < 600_000, let chunk = try await iterator.next() { firstBytes += chunk.readableBytes }
             await gate.arrivals(1)
             let second = Task {
                 let response = try await client.execute(
