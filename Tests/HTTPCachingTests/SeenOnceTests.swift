@@ -11,4 +11,11 @@ struct SeenOnceTests {
         #expect(!seen.seenBefore(42) && seen.seenBefore(42))
         #expect(!seen.seenBefore(0) && !seen.seenBefore(0), "the empty slot's value is never seen")
     }
+
+    @Test("a hash noted counts as seen the next time it comes")
+    func noted() {
+        var seen = SeenOnce(slots: 100)
+        seen.note(9)
+        #expect(seen.seenBefore(9) && !seen.seenBefore(9))
+    }
 }

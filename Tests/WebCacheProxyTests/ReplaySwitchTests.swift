@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WebCacheTestSupport
 
@@ -20,6 +21,27 @@ struct ReplaySwitchTests {
             #expect(answers.dropFirst().allSatisfy { $0.field("Cache-Status")?.contains("hit") == true })
             #expect(server.origin.total == 1)
             #expect(server.proxy.answers.count == (replays ? 1 : 0))
+            await connection.close()
+        }
+    }
+
+    @Test("an answer whose Age has moved on is made again and kept at once, not after two more requests")
+    func keptAgainAfterItLapses() async throws {
+        let clock = TestClock(start: Date())
+        try await SocketlessProxy.with(clock: clock) { server in
+            let connection = try await server.connect()
+            func get() async throws -> String? {
+                try await connection.answer(to: "GET /a HTTP/1.1\r\nHost: test\r\n\r\n").field("Age")
+            }
+            // A miss, a hit only noted, a hit kept, a hit replayed.
+            _ = try await get()
+            for _ in 0..<3 { #expect(try await get() == "0") }
+            #expect(server.proxy.answers.count == 1)
+            clock.advance(1.1)
+            let aged = try await get()
+            #expect(server.proxy.answers.count == 1, "the answer with the new Age is kept")
+            #expect(try await get() == aged)
+            #expect(aged == "1" && server.origin.total == 1)
             await connection.close()
         }
     }

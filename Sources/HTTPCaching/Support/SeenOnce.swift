@@ -27,4 +27,9 @@ package struct SeenOnce: Sendable {
         slots[slot] = hash
         return false
     }
+
+    /// Notes `hash` as seen, so that the next ``seenBefore(_:)`` of it is `true`.
+    package mutating func note(_ hash: Int) {
+        slots[hash & (slots.count - 1)] = hash
+    }
 }

@@ -148,10 +148,14 @@ final class ReplayCache: Sendable {
         }
     }
 
+    /// Lets the answer to `identity` go (it no longer stands: its `Age` moved on, its entry
+    /// changed). The head stays noted as seen before, so the next answer made for it is kept at
+    /// once (``admits(_:)``): a hot page's answer is not lost for two requests every second.
     func forget(_ identity: RequestIdentity) {
         state.withLockedValue { state in
             if let removed = state.answers.removeValue(forKey: identity) {
                 state.cost.subtract(Self.cost(of: removed))
+                state.seenOnce.note(identity.digest)
             }
         }
     }
