@@ -5,7 +5,7 @@ import WebCacheTestSupport
 
 @Suite("webcache get writes a body as it arrives")
 struct GetStreamingTests {
-    static let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    static let body = Fixtures.bytes(300_000) { UInt8(truncatingIfNeeded: $0 &* 7) }
 
     @Test(
         "the first bytes are on stdout before the origin has sent the rest; the whole body is stored (with either client)",

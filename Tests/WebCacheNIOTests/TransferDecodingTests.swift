@@ -37,7 +37,7 @@ struct TransferDecodingTests {
         #expect(TransferDecoding.coding(transferEncoding: row.values) == row.coding)
     }
 
-    static let content = Data((0..<200_000).map { UInt8(truncatingIfNeeded: ($0 * 7) ^ ($0 >> 5)) })
+    static let content = Fixtures.bytes(200_000) { UInt8(truncatingIfNeeded: ($0 * 7) ^ ($0 >> 5)) }
 
     /// `coded` fed to a decoder for `coding` in pieces of `piece` bytes: the content, and
     /// whether the decoder found it complete.

@@ -10,7 +10,7 @@ import WebCacheTestSupport
 struct ProxyTransferCodingTests {
     @Test("a gzip transfer coding is undone once: the miss and the hit after it carry the content")
     func gzipUndone() async throws {
-        let content = Data((0..<100_000).map { UInt8(truncatingIfNeeded: ($0 * 5) ^ ($0 >> 3)) })
+        let content = Fixtures.bytes(100_000) { UInt8(truncatingIfNeeded: ($0 * 5) ^ ($0 >> 3)) }
         let coded = Deflated.compressed(content)
         var response = Array(
             "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n"

@@ -14,7 +14,7 @@ import WebCacheTestSupport
 struct ProxyUploadEndToEndTests {
     @Test("a 24 MB upload goes through to the origin byte for byte, neither refused nor held whole")
     func wholeUpload() async throws {
-        let body = Data((0..<24_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) })
+        let body = Fixtures.bytes(24_000_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }
         try await TestOrigin.with { origin in
             origin.route("/up") { request in .text("got \(request.body.count)") }
             try await ProxyTests.withProxy(origin) { port, client in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WebCacheTestSupport
 
 @testable import WebCacheStore
 
@@ -14,7 +15,7 @@ struct CRC32Tests {
 
     @Test("updating piece by piece gives the checksum of the whole", arguments: [1, 7, 4096, 65_537])
     func pieces(size: Int) {
-        let data = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
+        let data = Fixtures.bytes(200_000) { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
         var crc = CRC32()
         var start = 0
         while start < data.count {

@@ -62,6 +62,18 @@ public enum Fixtures {
     /// ``epoch`` plus `seconds`.
     public static func at(_ seconds: Int) -> Date { epoch.addingTimeInterval(TimeInterval(seconds)) }
 
+    /// `count` bytes, the one at each position given by `byte`. Written in place: a test build is
+    /// unoptimised, where `Data((0..<n).map(byte))` takes a second per 3 MB — and a fixture
+    /// made on first use may be made on an event loop (an origin's route), which stands still
+    /// meanwhile for every test whose connections it runs.
+    public static func bytes(_ count: Int, _ byte: (Int) -> UInt8) -> Data {
+        var bytes = Data(count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            for index in buffer.indices { buffer[index] = byte(index) }
+        }
+        return bytes
+    }
+
     /// `size` bytes that change with the position (and the `seed`), so that a shifted, cut,
     /// repeated or foreign byte shows: for bodies compared as bytes.
     public static func patternedBytes(_ size: Int, seed: Int = 0) -> Data {

@@ -5,11 +5,10 @@ import Foundation
 public enum MediaFixture {
     /// 200,000 letters, each depending on its position (ASCII, so a raw exchange reads it back
     /// byte for byte).
-    public static let media = Data(
-        (0..<200_000).map { (position: Int) -> UInt8 in
-            let mixed: Int = position &* 7 &+ (position >> 8)
-            return UInt8(65 + mixed % 26)
-        })
+    public static let media = Fixtures.bytes(200_000) { position in
+        let mixed: Int = position &* 7 &+ (position >> 8)
+        return UInt8(65 + mixed % 26)
+    }
 
     /// Serves ``media`` at `/clip.webm` on `origin`: fresh for ten minutes, with an `ETag` and a
     /// `Last-Modified`; the origin itself ignores `Range`.

@@ -319,7 +319,7 @@ struct PartialContentTests {
         routeRanged(origin, path: "/big.bin", body: bigBody)
     }
 
-    static let bigBody = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) })
+    static let bigBody = Fixtures.bytes(3_000_000) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 12) }
 
     @Test(
         "in a process that has not read the stored part yet, a range just past it combines with it, copied from its file byte for byte"

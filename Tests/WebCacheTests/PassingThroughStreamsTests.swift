@@ -10,7 +10,7 @@ import WebCacheTestSupport
 /// flows, and a large body is never held whole.
 @Suite("Responses passed through uncached stream as they arrive")
 struct PassingThroughStreamsTests {
-    static let body = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ $0 >> 9) })
+    static let body = Fixtures.bytes(400_000) { UInt8(truncatingIfNeeded: $0 &* 17 &+ $0 >> 9) }
 
     /// Sends `request` and reports whether its head and first bytes came while the origin held
     /// the rest (waiting up to 5 s for them), then the whole body once the rest is let go.

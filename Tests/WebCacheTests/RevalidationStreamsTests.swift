@@ -10,7 +10,7 @@ import WebCacheTestSupport
 /// rest is on its way, the store takes it as it comes, and a large body is never held whole.
 @Suite("A revalidation's new response streams as it arrives")
 struct RevalidationStreamsTests {
-    static let body = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+    static let body = Fixtures.bytes(400_000) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
 
     /// `/page`, validated on every use: `"1"` (a small body) until `changed` is set, then `"2"`
     /// (``body``, its first 300,000 bytes at once and the rest once `rest` opens), with 304s for a

@@ -8,7 +8,7 @@ import WebCacheTestSupport
 
 @Suite("streamingResponse reads a large stored body from its file, a chunk at a time")
 struct StoredBodyStreamingTests {
-    static let body = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+    static let body = Fixtures.bytes(3_000_000) { UInt8(truncatingIfNeeded: $0 &* 13) }
 
     /// Stores ``body`` at `/big`, then runs `check` with another cache on the same directory
     /// (whose memory holds no body: it reads the file, as a new process does).

@@ -30,7 +30,7 @@ struct StreamedUploadTests {
         }
     }
 
-    static let body = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) })
+    static let body = Fixtures.bytes(3_000_000) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
 
     /// `data` put into a new stream 64 KiB at a time by a task, waiting whenever the stream says
     /// to, as the proxy's connection does.

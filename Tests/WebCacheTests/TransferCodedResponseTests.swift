@@ -10,7 +10,7 @@ import WebCacheTestSupport
 /// as it came.
 @Suite("Origins: responses in a transfer coding", .serialized)
 struct TransferCodedResponseTests {
-    static let content = Data((0..<300_000).map { UInt8(truncatingIfNeeded: ($0 * 11) ^ ($0 >> 7)) })
+    static let content = Fixtures.bytes(300_000) { UInt8(truncatingIfNeeded: ($0 * 11) ^ ($0 >> 7)) }
 
     /// A whole response whose body is `coded`, sent chunked in pieces of 16 KiB under
     /// `Transfer-Encoding: <coding>, chunked`.

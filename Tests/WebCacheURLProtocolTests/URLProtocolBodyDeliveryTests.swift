@@ -56,7 +56,7 @@ extension URLProtocolTests {
         return (session, received)
     }
 
-    static let streamedBody = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    static let streamedBody = Fixtures.bytes(300_000) { UInt8(truncatingIfNeeded: $0 &* 31) }
 
     @Test("a body still arriving from the origin reaches the session before its end, and is stored whole")
     func arriving() async throws {
