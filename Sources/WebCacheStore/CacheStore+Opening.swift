@@ -46,8 +46,9 @@ extension CacheStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // Sorts and temporary tables in memory, not in files created and deleted in /var/tmp.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
-            // Debian's and Apple's SQLite zero every deleted byte by default, which writes each
-            // page an evicted body freed once more; FAST zeroes only where it costs no writes.
+            // Debian's SQLite (built with SQLITE_SECURE_DELETE) zeroes every deleted byte, which
+            // writes each page an evicted body freed once more; FAST zeroes only where it costs
+            // no writes.
             try db.execute(sql: "PRAGMA secure_delete = FAST")
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
