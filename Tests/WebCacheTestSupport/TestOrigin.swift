@@ -264,8 +264,7 @@ private final class OriginHandler: ChannelInboundHandler {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             if let gate = response.pauseUntil {
                 let loop = context.eventLoop
-                Task {
-                    try? await gate.pass()
+                gate.arrive {
                     loop.execute {
                         let (handler, context) = bound.value
                         handler.writeBody(rest, keepAlive: keepAlive, context: context)

@@ -9,6 +9,7 @@ public final class OriginGate: Sendable {
         var arrived = 0
         var waiting: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var whenOpen: [@Sendable () -> Void] = []
         var nextID: UInt64 = 0
     }
 
@@ -19,12 +20,32 @@ public final class OriginGate: Sendable {
 
     /// Lets every request through, those waiting and those to come.
     public func open() {
-        let waiting = state.withLockedValue { state in
+        let (waiting, callbacks) = state.withLockedValue { state in
             state.open = true
-            defer { state.waiting = [:] }
-            return Array(state.waiting.values)
+            defer {
+                state.waiting = [:]
+                state.whenOpen = []
+            }
+            return (Array(state.waiting.values), state.whenOpen)
         }
         for request in waiting { request.resume() }
+        for callback in callbacks { callback() }
+    }
+
+    /// Comes to the gate without a task: `then` runs once it is open (at once if it is), on the
+    /// thread that opens it. For an origin on an event loop, whose rest then does not wait for a
+    /// cooperative thread (a test suite on two cores can keep those busy for seconds).
+    func arrive(then: @escaping @Sendable () -> Void) {
+        let (through, watchers) = state.withLockedValue { state in
+            state.arrived += 1
+            let arrived = state.arrived
+            let reached = state.arrivalWatchers.filter { $0.count <= arrived }.map(\.continuation)
+            state.arrivalWatchers.removeAll { $0.count <= arrived }
+            if !state.open { state.whenOpen.append(then) }
+            return (state.open, reached)
+        }
+        for watcher in watchers { watcher.resume() }
+        if through { then() }
     }
 
     /// Returns once `count` requests have come to the gate (waiting or through).
