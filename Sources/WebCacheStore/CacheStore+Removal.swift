@@ -40,8 +40,26 @@ extension CacheStore {
     @discardableResult
     public func remove(url: URL) throws -> Int {
         guard let key = CacheKey(url: url) else { return 0 }
-        return try removeAfterEntriesOnTheirWay(.url(key.url), "url = ?", [key.url], what: "remove \(key.url)")
+        // Through the key's index, one stored method at a time: `url = ?` alone reads the
+        // namespace's whole index (22 ms at 200,000 entries, against 34 µs), and an unsafe
+        // request's invalidation runs this on its event loop.
+        return try removeAfterEntriesOnTheirWay(
+            .url(key.url), Self.urlCondition, [namespace, namespace, key.url], what: "remove \(key.url)")
     }
+
+    /// The condition of ``remove(url:)``, bound to the namespace twice and then the URL.
+    static let urlCondition = "method IN (\(storedMethods)) AND url = ?"
+
+    /// The methods stored in a namespace (bound to it twice), each found by one seek in the
+    /// key's index, as SQLite finds an index's distinct leading values only this way.
+    private static let storedMethods = """
+        WITH RECURSIVE stored(method) AS (
+            SELECT min(method) FROM entry WHERE namespace = ?
+            UNION ALL
+            SELECT (SELECT min(method) FROM entry WHERE namespace = ? AND method > stored.method)
+            FROM stored WHERE stored.method IS NOT NULL
+        ) SELECT method FROM stored WHERE method IS NOT NULL
+        """
 
     /// Removes every entry whose URL starts with `prefix` (e.g. `https://example.com/api/`).
     @discardableResult

@@ -1,8 +1,11 @@
 import Foundation
+import GRDB
 import HTTPCaching
+import HTTPTypes
 import Testing
-import WebCacheStore
 import WebCacheTestSupport
+
+@testable import WebCacheStore
 
 @Suite("Eviction, pinning, purging and namespaces")
 struct EvictionTests {
@@ -155,6 +158,38 @@ struct EvictionTests {
             #expect(try store.remove(host: "B.TEST") == 1)
             #expect(try store.statistics().entries == 0)
             #expect(bodyFilesInUse(in: directory, besides: store).isEmpty)
+        }
+    }
+
+    @Test(
+        "removal by URL takes every method's entries for it and nothing else, found through the key's index, not by reading every entry"
+    )
+    func removalByURLEveryMethod() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let other = try CacheStore(configuration: .test(directory, namespace: "other"))
+            let url = "https://a.test/page"
+            for method in [HTTPRequest.Method.get, .head, .post, .options] {
+                var entry = Entries.make(url)
+                entry.stored.request.method = method
+                try store.store(entry, body: Entries.body(100))
+            }
+            for near in ["https://a.test/page?q", "https://a.test/pag", "https://a.test/page/x"] {
+                try store.store(Entries.make(near), body: Entries.body(100))
+            }
+            try other.store(Entries.make(url), body: Entries.body(100))
+            #expect(try store.remove(url: URL(string: url)!) == 4)
+            #expect(try store.statistics().entries == 3)
+            #expect(try other.statistics().entries == 1)
+            #expect(try store.remove(url: URL(string: url)!) == 0)
+            let plan = try store.pool.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: "EXPLAIN QUERY PLAN SELECT id FROM entry WHERE namespace = ? AND (\(CacheStore.urlCondition))",
+                    arguments: ["default", "default", "default", url]
+                ).map { $0["detail"] as String }
+            }
+            #expect(plan.first?.contains("(namespace=? AND method=? AND url=?)") == true, "\(plan)")
         }
     }
 
