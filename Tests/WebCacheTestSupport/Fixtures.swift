@@ -77,23 +77,13 @@ public enum Fixtures {
     /// `size` bytes that change with the position (and the `seed`), so that a shifted, cut,
     /// repeated or foreign byte shows: for bodies compared as bytes.
     public static func patternedBytes(_ size: Int, seed: Int = 0) -> Data {
-        var bytes = Data(count: size)
-        bytes.withUnsafeMutableBytes { buffer in
-            for index in buffer.indices {
-                buffer[index] = UInt8(truncatingIfNeeded: index &* 31 &+ (index >> 9) &+ seed &* 7)
-            }
-        }
-        return bytes
+        bytes(size) { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 9) &+ seed &* 7) }
     }
 
     /// `size` lowercase letters that change with the position (and the `seed`): for bodies read
     /// back as text, from a raw exchange or a terminal.
     public static func patternedLetters(_ size: Int, seed: Int = 0) -> Data {
         let letters = Array("abcdefghijklmnopqrstuvwxyz".utf8)
-        var bytes = Data(count: size)
-        bytes.withUnsafeMutableBytes { buffer in
-            for index in buffer.indices { buffer[index] = letters[(index &* 7 &+ index / 251 &+ seed) % letters.count] }
-        }
-        return bytes
+        return bytes(size) { letters[($0 &* 7 &+ $0 / 251 &+ seed) % letters.count] }
     }
 }

@@ -11,6 +11,14 @@ public final class OriginGate: Sendable {
         var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var whenOpen: [@Sendable () -> Void] = []
         var nextID: UInt64 = 0
+
+        /// Counts a request come to the gate; returns the watchers of ``arrivals(_:)`` it lets go.
+        mutating func arrive() -> [CheckedContinuation<Void, Never>] {
+            arrived += 1
+            let reached = arrivalWatchers.filter { $0.count <= arrived }.map(\.continuation)
+            arrivalWatchers.removeAll { $0.count <= arrived }
+            return reached
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -37,10 +45,7 @@ public final class OriginGate: Sendable {
     /// cooperative thread (a test suite on two cores can keep those busy for seconds).
     func arrive(then: @escaping @Sendable () -> Void) {
         let (through, watchers) = state.withLockedValue { state in
-            state.arrived += 1
-            let arrived = state.arrived
-            let reached = state.arrivalWatchers.filter { $0.count <= arrived }.map(\.continuation)
-            state.arrivalWatchers.removeAll { $0.count <= arrived }
+            let reached = state.arrive()
             if !state.open { state.whenOpen.append(then) }
             return (state.open, reached)
         }
@@ -69,10 +74,7 @@ public final class OriginGate: Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (through, watchers) = state.withLockedValue { state in
-                    state.arrived += 1
-                    let arrived = state.arrived
-                    let reached = state.arrivalWatchers.filter { $0.count <= arrived }.map(\.continuation)
-                    state.arrivalWatchers.removeAll { $0.count <= arrived }
+                    let reached = state.arrive()
                     if state.open || Task.isCancelled { return (true, reached) }
                     state.waiting[id] = continuation
                     return (false, reached)
