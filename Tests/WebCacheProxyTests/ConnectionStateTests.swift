@@ -213,6 +213,22 @@ struct ConnectionStateTests {
     }
 
     @Test(
+        "a connection that closes while an answer is on its way (the client went away, the answer was cut short) handles none of the requests waiting behind it"
+    )
+    func closedWhileAnswering() throws {
+        var state = ConnectionState()
+        _ = state.receive(try Self.head("/1"))
+        state.startAnswering()
+        let waits = state.receive(try Self.head("/2"))
+        #expect(waits == nil)
+        state.closed()
+        let keptOpen = state.answerWritten(keepAlive: true)
+        #expect(!keptOpen)
+        #expect(state.nextWaitingPart() == nil, "/2 is not handled")
+        #expect(state.nextStep() == .none)
+    }
+
+    @Test(
         "quiescing: closes at once when idle, not while a request is half received or answered; then after the answer")
     func quiescing() throws {
         var idle = ConnectionState()

@@ -61,6 +61,32 @@ struct ProxyEdgeTests {
     }
 
     @Test(
+        "requests pipelined behind an answer its origin leaves unfinished are not sent on: the client sees the answer cut short by the close, and the origin gets neither the GET nor the POST behind it"
+    )
+    func pipelinedBehindCutAnswer() async throws {
+        try await TestOrigin.with { origin in
+            let rest = Self.routeSlowMiss(origin)
+            origin.route("/p") { _ in .text("posted") }
+            try await ProxyTests.withProxy(origin, originTimeout: .milliseconds(500)) { port, _ in
+                // All in one write: both wait behind /slow before its origin goes quiet.
+                let connection = try RawHTTPClient.sendWithoutReading(
+                    port: port,
+                    "GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+                        + "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+                defer { RawHTTPClient.close(connection) }
+                let answer = try #require(await RawHTTPClient.receiveUntilClosed(connection, timeout: 10))
+                #expect(Self.responses(in: answer) == ["200"])
+                #expect(answer.hasSuffix("\r\n\r\ns"), "\(answer)")
+                // A request handled after the close would reach the origin at once; give it time to.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(origin.count("/a") == 0)
+                #expect(origin.count("/p") == 0)
+                rest.open()
+            }
+        }
+    }
+
+    @Test(
         "thousands of requests pipelined behind a miss, answered from the store when it ends, are answered in a loop: in order, and without growing the stack"
     )
     func longBurstBehindMiss() async throws {

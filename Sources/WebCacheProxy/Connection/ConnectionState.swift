@@ -66,6 +66,8 @@ struct ConnectionState {
     private var headArrivingBehindAnswer = false
     /// A step that ends the connection was taken: nothing more is handled or decided.
     private var ending = false
+    /// The connection is closed (``closed()``).
+    private var isClosed = false
     /// The body of the request being answered is still arriving, and goes to the origin as it
     /// does: its parts are handled at once, whatever the phase.
     private(set) var streamingBody = false
@@ -155,10 +157,20 @@ struct ConnectionState {
     /// follow (then handle ``nextWaitingPart()`` until `nil`, then take ``nextStep()``).
     /// An answer written before its request's streamed body ended (the origin answered early,
     /// or the request was refused) closes the connection: the rest of the body is not read.
+    /// So does an answer whose connection closed meanwhile (``closed()``).
     mutating func answerWritten(keepAlive: Bool) -> Bool {
         phase = .reading
         writesOutstanding = 0
-        return keepAlive && !isQuiescing && !streamingBody
+        return keepAlive && !isQuiescing && !streamingBody && !isClosed
+    }
+
+    /// The connection is closed: its client went away, or an answer was cut short (its origin
+    /// failed half-way, and the close tells the client). Requests that waited behind the answer
+    /// are not handled: nobody would get their answers, and one that is not safe to repeat
+    /// (a `POST`) must not reach the origin when its client sees only the close.
+    mutating func closed() {
+        isClosed = true
+        ending = true
     }
 
     /// The next part that waited, while no answer is on its way.

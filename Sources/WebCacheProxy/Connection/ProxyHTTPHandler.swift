@@ -204,6 +204,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        state.closed()
         headDeadline?.cancel()
         headDeadline = nil
         releaseBody()
