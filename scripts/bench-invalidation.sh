@@ -15,22 +15,12 @@ source scripts/lib/harness.sh
 install_missing nginx wrk curl
 start_harness
 binaries=(${BINARIES:-$bin})
-origin_port=$(free_port)
 port=$(free_port)
-mkdir -p "$work/www"
-chmod 755 "$work" "$work/www"
-head -c 1024 /dev/urandom >"$work/www/f.bin"
-nginx_config origin <<CONF
-  access_log off;
-  server {
-    listen 127.0.0.1:$origin_port;
-    keepalive_requests 10000000;
-    root $work/www;
+random_file "$work/www/f.bin" 1k
+start_origin <<'CONF'
     location /post { return 200 "ok"; }
     location / { add_header Cache-Control "max-age=36000"; }
-  }
 CONF
-taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 cat >"$work/fill.lua" <<'LUA'
 local counter = 0
 request = function()

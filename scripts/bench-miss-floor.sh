@@ -21,32 +21,15 @@ install_missing nginx wrk
 start_harness forwarding-floor
 bin=${BINARY:-$bin}
 floor="$PWD/.build/release/forwarding-floor"
-origin_port=$(free_port)
-mkdir -p "$work/www/ns"
-chmod 755 "$work" "$work/www" "$work/www/ns"
 for size in $SIZES; do
-  bytes=$(python3 -c "print(int('$size'[:-1]) * {'k': 1024, 'm': 1048576}['$size'[-1]])")
-  head -c "$bytes" /dev/urandom >"$work/www/$size.bin"
-  cp "$work/www/$size.bin" "$work/www/ns/$size.bin"
+  random_file "$work/www/$size.bin" "$size"
+  random_file "$work/www/ns/$size.bin" "$size"
 done
-nginx_config origin <<CONF
-  access_log off;
-  server {
-    listen 127.0.0.1:$origin_port;
-    keepalive_requests 10000000;
-    root $work/www;
+start_origin <<'CONF'
     location /ns/ { add_header Cache-Control "no-store"; }
     location / { add_header Cache-Control "max-age=3600"; }
-  }
 CONF
-taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
-cat >"$work/miss.lua" <<'LUA'
-local counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. math.random(1, 1e9) .. "-" .. counter)
-end
-LUA
+miss_script
 
 # run NAME PATH → starts the server NAME, sends new URLs under PATH, sets $result to
 # "rps · µs · p99" (not in a subshell, so that the harness stops the server whatever happens).

@@ -17,24 +17,11 @@ source "$(dirname "$0")/lib/harness.sh"
 install_missing nginx wrk
 start_harness
 bin=${BINARY:-$bin}
-origin_port=$(free_port)
-mkdir -p "$work/www/nc"
-chmod 755 "$work" "$work/www" "$work/www/nc"
-for size in $SIZES; do
-  bytes=$(python3 -c "print(int('$size'[:-1]) * {'k': 1024, 'm': 1048576}['$size'[-1]])")
-  head -c "$bytes" /dev/urandom >"$work/www/nc/$size.bin"
-done
-nginx_config origin <<CONF
-  access_log off;
-  server {
-    listen 127.0.0.1:$origin_port;
-    keepalive_requests 10000000;
-    root $work/www;
+for size in $SIZES; do random_file "$work/www/nc/$size.bin" "$size"; done
+start_origin <<'CONF'
     location = /status { stub_status; }
     location /nc/ { add_header Cache-Control "no-cache"; etag on; }
-  }
 CONF
-taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' & pids+=($!)
 origin_requests() { curl -sf "http://127.0.0.1:$origin_port/status" | awk 'NR == 3 { print $3 }'; }
 
 # run NAME PATH CONNS → starts the server NAME, asks for PATH over CONNS connections, sets

@@ -1,6 +1,6 @@
 # Shared by the measuring scripts (sourced, not run): a release build of webcache, a scratch
 # folder, processes stopped and the folder removed on exit, free ports, CPU time of processes,
-# nginx configurations, missing tools installed.
+# nginx configurations, an nginx origin, files of random bytes, missing tools installed.
 #   source "$(dirname "$0")/lib/harness.sh"
 #   start_harness [product…]    # builds webcache (and the products named), sets $bin and $work
 #   pids+=("$!")                # every background process started is stopped on exit
@@ -100,4 +100,48 @@ wrk_figures() {
   printf '%.0f · %s · %s' "$(echo "$out" | awk '/Requests\/sec/ { print $2 }')" \
     "$(python3 -c "print(round(($after - $before) / $(getconf CLK_TCK) * 1e6 / max(1, $requests)))")" \
     "$(echo "$out" | awk '$1 == "99%" { print $2 }')"
+}
+
+# size_bytes SIZE: the bytes of a size written as 1k, 16k or 1m.
+size_bytes() { python3 -c "print(int('$1'[:-1]) * {'k': 1024, 'm': 1048576}['$1'[-1]])"; }
+
+# random_file PATH SIZE: PATH (its folders made) holding SIZE random bytes (1k, 1m…).
+random_file() {
+  mkdir -p "$(dirname "$1")"
+  head -c "$(size_bytes "$2")" /dev/urandom >"$1"
+}
+
+# start_origin: nginx as the origin on CPU 0 (one worker, kept-alive connections, no access
+# log), serving the files under $work/www on a free port, $origin_port; the server block's
+# locations come on standard input. Its worker runs as another user: the folders are opened to it.
+start_origin() {
+  local locations
+  locations=$(cat)
+  origin_port=$(free_port)
+  mkdir -p "$work/www"
+  chmod 755 "$work"
+  find "$work/www" -type d -exec chmod 755 {} +
+  nginx_config origin <<CONF
+  access_log off;
+  server {
+    listen 127.0.0.1:$origin_port;
+    keepalive_requests 10000000;
+    root $work/www;
+$locations
+  }
+CONF
+  taskset -c 0 nginx -c "$work/origin.conf" -g 'daemon off;' &
+  pids+=($!)
+}
+
+# miss_script: $work/miss.lua, a wrk script whose every request names a new URL: the path in
+# the environment's TARGET with ?u=<random>-<counter>.
+miss_script() {
+  cat >"$work/miss.lua" <<'LUA'
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. math.random(1, 1e9) .. "-" .. counter)
+end
+LUA
 }
