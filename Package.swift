@@ -46,6 +46,7 @@ let package = Package(
             dependencies: [
                 "HTTPCaching",
                 "CChecksum",
+                "CFileSpace",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite itself, for the one query on the hit path (`EntryLookup`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -147,6 +148,7 @@ let package = Package(
         .target(name: "CAllocatorTuning"),
         .target(name: "CProcessorAffinity"),
         .target(name: "CUnnamedFiles"),
+        .target(name: "CFileSpace"),
         .target(
             name: "WebCachePreload",
             dependencies: [

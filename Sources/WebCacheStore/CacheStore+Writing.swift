@@ -42,6 +42,7 @@ extension CacheStore {
     @discardableResult
     public func store(_ entry: NewEntry, body: Data) throws -> CacheEntry? {
         let writer = try makeWriter(for: entry)
+        writer.expect(size: body.count)
         try writer.write(body)
         return try writer.commit()
     }

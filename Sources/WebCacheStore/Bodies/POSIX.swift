@@ -1,3 +1,5 @@
+import CFileSpace
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -115,6 +117,22 @@ enum POSIX {
             }
             offset += result
         }
+    }
+
+    /// Gives `fd` its blocks for its first `bytes` bytes at once, keeping its size (see
+    /// ``BodyWriter/expect(size:)``). `true` when it did; `false` when the file system or the
+    /// platform cannot, which changes nothing but the speed. Throws when the disk has no room
+    /// for them (or the file could not be that large).
+    static func reserve(_ fd: Int32, bytes: Int, path: String) throws -> Bool {
+        while webcache_file_reserve(fd, Int64(bytes)) != 0 {
+            switch errno {
+            case EINTR: continue
+            case ENOSPC, EDQUOT, EFBIG:
+                throw StoreError(.ioFailure, "no room for a body of \(bytes) bytes in \(path): \(errorText())")
+            default: return false
+            }
+        }
+        return true
     }
 
     static func closeFile(_ fd: Int32) {

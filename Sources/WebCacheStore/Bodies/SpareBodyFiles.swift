@@ -69,8 +69,8 @@ final class SpareBodyFiles: Sendable {
         return nil
     }
 
-    /// Cuts a taken spare file that held `held` bytes down to the `size` bytes of the body
-    /// written into it.
+    /// Cuts a body file that held `held` bytes (a taken spare file) or had blocks for them
+    /// (``BodyWriter/expect(size:)``) down to the `size` bytes of the body written into it.
     static func fit(_ fd: Int32, to size: Int, holding held: Int) throws {
         guard held > size else { return }
         guard ftruncate(fd, off_t(size)) == 0 else {
