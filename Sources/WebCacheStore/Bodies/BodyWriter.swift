@@ -58,7 +58,8 @@ public final class BodyWriter {
     /// quarter less, and a large body lies in fewer pieces on disk. A disk without room for the
     /// whole body fails the write that makes the file (a ``StoreError`` with code `.ioFailure`)
     /// instead of one half-way through; a body that ends short of the size gives back the blocks
-    /// it did not use when it is committed.
+    /// it did not use when it is committed. (The engine does not announce a streamed body: on a
+    /// core shared with the index writer, a full cache's slowest misses got slower.)
     public func expect(size: Int) {
         expectedSize = size
     }

@@ -38,11 +38,8 @@ extension HTTPCache {
                 writer = nil
             }
         }
-        // The file's blocks are found at once for the whole announced length, bytes the store
-        // gets around the body included.
-        if let expected = plan.expectedLength {
-            writer?.expect(size: (plan.before?.count ?? 0) + expected + (plan.after?.count ?? 0))
-        }
+        // No `expect(size:)` here: blocks reserved up front for a streamed body lengthened a full
+        // cache's p99 at 1 MB (docs/Benchmarks.md, "A body file's blocks found at once").
         /// Storing stopped (or never started) with the body still to come: a body only its first
         /// reader reads is read once from here on, at its pace; past the budget what is held goes
         /// to a spill file.
