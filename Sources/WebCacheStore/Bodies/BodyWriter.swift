@@ -51,8 +51,8 @@ public final class BodyWriter {
         discardFile()
     }
 
-    /// Says how large the body will be (an origin's `Content-Length`, with any stored bytes
-    /// written around it), before the first write. A body stored in a file then has the file's
+    /// Says how large the body will be, before the first write (``CacheStore/store(_:body:)``
+    /// does, with the whole body at hand). A body stored in a file then has the file's
     /// blocks found in one go when the file is made (Linux `fallocate`, which keeps the size),
     /// rather than a page at a time as its bytes come: a megabyte costs the kernel about a
     /// quarter less, and a large body lies in fewer pieces on disk. A disk without room for the

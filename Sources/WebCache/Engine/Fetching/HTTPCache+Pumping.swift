@@ -39,7 +39,8 @@ extension HTTPCache {
             }
         }
         // No `expect(size:)` here: blocks reserved up front for a streamed body lengthened a full
-        // cache's p99 at 1 MB (docs/Benchmarks.md, "A body file's blocks found at once").
+        // cache's p99 at 1 MB (docs/Benchmarks.md, "A body file's blocks found at once: measured,
+        // kept off the miss path").
         /// Storing stopped (or never started) with the body still to come: a body only its first
         /// reader reads is read once from here on, at its pace; past the budget what is held goes
         /// to a spill file.
