@@ -34,14 +34,20 @@ extension CacheStore {
     /// transactions that follow (``evictionsPerTransaction``) — and returns them (their files are
     /// deleted after the commit).
     func evictLeastRecentlyUsed(in db: Database, atMost limit: Int = .max) throws -> [RemovedRow] {
-        // Never below zero, whatever a damaged index says, so that nothing below overflows. The
-        // bytes this process keeps in spare files count as used.
+        // Never below zero, whatever a damaged index says, so that nothing below overflows.
         let indexed = max(
             0,
             try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0)
+        // The bytes this process keeps in spare files count as used, and go before any entry:
+        // entries are evicted for the index's own bytes, spare files deleted for the rest.
         let (sum, overflow) = indexed.addingReportingOverflow(spares.bytesHeld())
-        let bytes = overflow ? Int.max : sum
+        if overflow || sum > configuration.diskCapacity {
+            spares.shed(atLeast: overflow ? .max : sum - configuration.diskCapacity, in: files)
+        }
+        let bytes = indexed
+        // The files removed from here on may keep what they leave free under the capacity.
+        spares.room(configuration.diskCapacity - bytes)
         // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
         // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
         let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()

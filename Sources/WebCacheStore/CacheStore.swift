@@ -91,7 +91,7 @@ public final class CacheStore: Sendable {
         try POSIX.makeDirectory(directory)
         files = BodyFiles(directory: configuration.directory, namespace: configuration.namespace)
         try POSIX.makeDirectory(files.root)
-        spares = SpareBodyFiles(byteLimit: min(configuration.diskCapacity / 16, SpareBodyFiles.largestByteLimit))
+        spares = SpareBodyFiles(byteLimit: SpareBodyFiles.byteLimit(for: configuration))
         memory = MemoryTier(capacity: configuration.memoryCapacity)
         accessLog = AccessLog()
 

@@ -157,37 +157,51 @@ struct SpareBodyFileTests {
         }
     }
 
-    @Test("at most `capacity` spare files are kept, holding at most `byteLimit` bytes; the rest are deleted")
+    @Test("at most `capacity` spare files are kept, holding at most `byteLimit` bytes; emptied ones make room")
     func bounded() async throws {
         try await TemporaryDirectory.with { directory in
             let files = BodyFiles(directory: directory, namespace: "default")
-            let spares = SpareBodyFiles(capacity: 2, byteLimit: 8_000)
-            for index in 0..<4 {
+            func bodyFile(_ index: Int) throws -> String {
                 let name = files.newName(key: Entries.key("https://example.com/\(index)"), varyKey: "")
                 try files.prepareDirectories(for: name)
                 try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: files.path(name)))
-                #expect(spares.recycle(name, in: files) == (index < 2))
-                #expect(!FileManager.default.fileExists(atPath: files.path(name)) == (index < 2))
+                return name
             }
-            // The second would have passed 8,000 bytes: kept emptied.
-            let sizes = try spares.names().map {
-                try FileManager.default.attributesOfItem(atPath: files.path($0))[.size] as? Int
+            let spares = SpareBodyFiles(capacity: 2, byteLimit: 8_000)
+            var kept: [String] = []
+            for index in 0..<4 {
+                let name = try bodyFile(index)
+                #expect(spares.recycle(name, in: files))
+                #expect(!FileManager.default.fileExists(atPath: files.path(name)))
+                kept = spares.names()
+                #expect(kept.count == min(index + 1, 2))
             }
+            // The first keeps its bytes; each later one would have passed 8,000 bytes, so it is
+            // kept emptied, in place of the one emptied before it (deleted).
+            let sizes = try kept.map { try FileManager.default.attributesOfItem(atPath: files.path($0))[.size] as? Int }
             #expect(sizes == [5_000, 0])
-            #expect(spares.count() == 2)
+            #expect(bodyFiles(in: directory).count == 2)
             #expect(spares.bytesHeld() == 5_000)
+            // A file that holds bytes is taken before an emptied one.
             let taken = try #require(spares.take(in: files))
             close(taken.descriptor)
-            #expect(taken.size == 0)  // the last kept is taken first
+            #expect(taken.size == 5_000)
             #expect(spares.count() == 1)
-            #expect(spares.bytesHeld() == 5_000)
+            #expect(spares.bytesHeld() == 0)
+
+            // Full of files that hold bytes: nothing to make room with, so the next is not kept.
+            let full = SpareBodyFiles(capacity: 1, byteLimit: 100_000)
+            #expect(full.recycle(try bodyFile(10), in: files))
+            let refused = try bodyFile(11)
+            #expect(!full.recycle(refused, in: files))
+            #expect(FileManager.default.fileExists(atPath: files.path(refused)))
+            #expect(full.bytesHeld() == 5_000)
         }
     }
 
-    @Test("bytes kept in spare files count toward the disk capacity")
+    @Test("bytes kept in spare files count toward the disk capacity, and go before any entry")
     func spareBytesCounted() async throws {
         try await TemporaryDirectory.with { directory in
-            // 1,000,000 bytes at most, so spare files hold at most 62,500.
             let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
             for index in 0..<16 {
                 try store.store(
@@ -196,13 +210,47 @@ struct SpareBodyFileTests {
             #expect(try store.remove(#require(try store.lookup(Entries.key("https://example.com/big0.bin")).first)))
             #expect(try store.statistics().spareBytes == 60_000)
             // Inline bodies (no file) take no spare: 900,000 + 45,000 in the index and 60,000 in
-            // the spare file pass the capacity, which the index alone would not.
+            // the spare file pass the capacity, which the index alone does not. The spare file
+            // goes, and every entry stays.
             for index in 0..<45 {
                 try store.store(Entries.make("https://example.com/small\(index).txt"), body: Entries.body(1_000))
             }
             let statistics = try store.statistics()
-            #expect(statistics.entries < 15 + 45)
+            #expect(statistics.entries == 15 + 45)
+            #expect(statistics.spareBytes == 0)
+            #expect(store.spares.count() == 0)
             #expect(statistics.diskBytes + statistics.spareBytes <= 1_000_000)
+            #expect(bodyFiles(in: directory).count == 15)
+        }
+    }
+
+    @Test("the files one trim evicts keep their bytes, within what it freed under the capacity")
+    func trimmedFilesKeepBytes() async throws {
+        try await TemporaryDirectory.with { directory in
+            // Trims go from past 1,000,000 bytes down to 800,000: about three 60,000-byte files
+            // at a time, more than a sixteenth of the capacity (62,500) holds.
+            let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
+            for index in 0..<17 {
+                try store.store(
+                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
+            }
+            let statistics = try store.statistics()
+            #expect(statistics.entries == 13)
+            #expect(statistics.spareBytes == 180_000)
+            #expect(spares(of: store).map(\.size).sorted() == [0, 60_000, 60_000, 60_000])
+            #expect(statistics.diskBytes + statistics.spareBytes <= 1_000_000)
+            // The next three bodies are written over those bytes, in no new file.
+            let inodes = bodyInodes(in: directory)
+            #expect(inodes.count == 13 + 4)
+            for index in 17..<20 {
+                try store.store(
+                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
+            }
+            #expect(bodyInodes(in: directory) == inodes)
+            #expect(try store.statistics().spareBytes == 0)
+            #expect(spares(of: store).map(\.size) == [0])
+            let last = try #require(try store.lookup(Entries.key("https://example.com/big19.bin")).first)
+            #expect(try store.readBody(last) == Entries.body(60_000, seed: 19))
         }
     }
 
