@@ -26,13 +26,13 @@ import Darwin
 ///
 /// Spare files are this process's: at most ``capacity`` (1,024 unless said; an emptied one makes
 /// room for one that keeps its bytes), holding at most ``byteLimit`` bytes in all and no more
-/// than the index leaves free under the disk capacity (a file past either is emptied first). Their bytes count as used (``bytesHeld()``), so the directory stays within
-/// its disk capacity, and go before any entry: past the capacity, spare files are deleted
-/// before an entry is evicted (``shed(atLeast:in:)``), so they never cost the cache a stored
-/// response. A
-/// store deletes its spare files when it is let go and when the process exits normally; a
-/// process killed outright leaves them as bodies without a row, which the next process alone in
-/// the directory deletes (recovery).
+/// than the index leaves free under the disk capacity (a file past either is emptied first).
+/// Their bytes count as used (``bytesHeld()``), so the directory stays within its disk
+/// capacity, and go before any entry: past the capacity, spare files are deleted before an entry
+/// is evicted (``shed(atLeast:in:)``), so they never cost the cache a stored response. A store
+/// deletes its spare files when it is let go and when the process exits normally; a process
+/// killed outright leaves them as bodies without a row, which the next process alone in the
+/// directory deletes (recovery).
 final class SpareBodyFiles: Sendable {
     /// The most spare files kept.
     let capacity: Int
