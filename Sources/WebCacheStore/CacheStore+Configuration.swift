@@ -84,3 +84,13 @@ extension CacheStore {
         }
     }
 }
+
+extension CacheStore.Configuration {
+    /// The bytes a trim goes down to: ``trimRatio`` of ``diskCapacity``.
+    var trimTarget: Int {
+        // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
+        // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
+        let trimmed = (Double(diskCapacity) * (1 - trimRatio)).rounded()
+        return trimmed >= Double(diskCapacity) ? 0 : diskCapacity - Int(trimmed)
+    }
+}

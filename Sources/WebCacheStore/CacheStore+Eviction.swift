@@ -41,25 +41,22 @@ extension CacheStore {
                 db.cachedStatement(sql: "SELECT bytes FROM usage WHERE namespace = ?"), arguments: [namespace]) ?? 0)
         // The bytes this process keeps in spare files count as used, and go before any entry:
         // entries are evicted for the index's own bytes, spare files deleted for the rest.
+        // (Their files are deleted after the commit, with the evicted entries'.)
         let (sum, overflow) = indexed.addingReportingOverflow(spares.bytesHeld())
         if overflow || sum > configuration.diskCapacity {
-            spares.shed(atLeast: overflow ? .max : sum - configuration.diskCapacity, in: files)
+            spares.shed(atLeast: overflow ? .max : sum - configuration.diskCapacity)
         }
-        let bytes = indexed
         // The files removed from here on may keep what they leave free under the capacity.
-        spares.room(configuration.diskCapacity - bytes)
-        // What is trimmed below the capacity, subtracted: `Double(Int.max)` is 2^63, so the
-        // product itself would trap converting back for a capacity of `Int.max` and a ratio of 1.
-        let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()
-        let target = trimmed >= Double(configuration.diskCapacity) ? 0 : configuration.diskCapacity - Int(trimmed)
+        spares.room(configuration.diskCapacity - indexed)
+        let target = configuration.trimTarget
         let trimming = self.trimming.withLock { trimming in
-            if bytes > configuration.diskCapacity { trimming = true }
-            if bytes <= target { trimming = false }
+            if indexed > configuration.diskCapacity { trimming = true }
+            if indexed <= target { trimming = false }
             return trimming
         }
         guard trimming else { return [] }
-        let overCapacity = bytes - configuration.diskCapacity
-        let excess = bytes - target
+        let overCapacity = indexed - configuration.diskCapacity
+        let excess = indexed - target
         var freed = 0
         var exhausted = false
         var victims: [RemovedRow] = []

@@ -178,8 +178,10 @@ extension CacheStore {
     }
 
     /// After the index no longer points at them: keep the files as spare ones or delete them
-    /// (always when they are `broken`), and forget the keys.
+    /// (always when they are `broken`), and forget the keys. Spare files given up in the same
+    /// transaction are deleted first.
     func finishRemoval(_ removed: [RemovedRow], alsoInvalidating keys: [CacheKey], broken: Bool = false) {
+        spares.deleteShed(in: files)
         if !removed.isEmpty {
             verifiedBodies.withLock { verified in
                 for row in removed { verified.remove(row.id) }

@@ -199,14 +199,19 @@ struct SpareBodyFileTests {
         }
     }
 
+    /// Stores `https://example.com/bigN.bin` with a 60,000-byte body for each N in `indices`.
+    func storeBig(_ indices: Range<Int>, in store: CacheStore) throws {
+        for index in indices {
+            try store.store(
+                Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
+        }
+    }
+
     @Test("bytes kept in spare files count toward the disk capacity, and go before any entry")
     func spareBytesCounted() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
-            for index in 0..<16 {
-                try store.store(
-                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
-            }
+            try storeBig(0..<16, in: store)
             #expect(try store.remove(#require(try store.lookup(Entries.key("https://example.com/big0.bin")).first)))
             #expect(try store.statistics().spareBytes == 60_000)
             // Inline bodies (no file) take no spare: 900,000 + 45,000 in the index and 60,000 in
@@ -230,10 +235,7 @@ struct SpareBodyFileTests {
             // Trims go from past 1,000,000 bytes down to 800,000: about three 60,000-byte files
             // at a time, more than a sixteenth of the capacity (62,500) holds.
             let store = try CacheStore(configuration: .test(directory, disk: 1_000_000))
-            for index in 0..<17 {
-                try store.store(
-                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
-            }
+            try storeBig(0..<17, in: store)
             let statistics = try store.statistics()
             #expect(statistics.entries == 13)
             #expect(statistics.spareBytes == 180_000)
@@ -242,10 +244,7 @@ struct SpareBodyFileTests {
             // The next three bodies are written over those bytes, in no new file.
             let inodes = bodyInodes(in: directory)
             #expect(inodes.count == 13 + 4)
-            for index in 17..<20 {
-                try store.store(
-                    Entries.make("https://example.com/big\(index).bin"), body: Entries.body(60_000, seed: UInt8(index)))
-            }
+            try storeBig(17..<20, in: store)
             #expect(bodyInodes(in: directory) == inodes)
             #expect(try store.statistics().spareBytes == 0)
             #expect(spares(of: store).map(\.size) == [0])

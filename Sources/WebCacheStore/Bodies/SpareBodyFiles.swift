@@ -29,7 +29,7 @@ import Darwin
 /// than the index leaves free under the disk capacity (a file past either is emptied first).
 /// Their bytes count as used (``bytesHeld()``), so the directory stays within its disk
 /// capacity, and go before any entry: past the capacity, spare files are deleted before an entry
-/// is evicted (``shed(atLeast:in:)``), so they never cost the cache a stored response. A store
+/// is evicted (``shed(atLeast:)``), so they never cost the cache a stored response. A store
 /// deletes its spare files when it is let go and when the process exits normally; a process
 /// killed outright leaves them as bodies without a row, which the next process alone in the
 /// directory deletes (recovery).
@@ -42,10 +42,7 @@ final class SpareBodyFiles: Sendable {
     /// its ``CacheStore/Configuration/trimRatio``), so that every file a full cache evicts at
     /// once keeps its bytes for the bodies that follow, and at least a sixteenth of the capacity.
     static func byteLimit(for configuration: CacheStore.Configuration) -> Int {
-        let trimmed = (Double(configuration.diskCapacity) * (1 - configuration.trimRatio)).rounded()
-        let sixteenth = configuration.diskCapacity / 16
-        guard trimmed.isFinite, trimmed < Double(configuration.diskCapacity) else { return sixteenth }
-        return max(sixteenth, Int(trimmed))
+        max(configuration.diskCapacity / 16, configuration.diskCapacity - configuration.trimTarget)
     }
 
     private struct Spare {
@@ -62,6 +59,8 @@ final class SpareBodyFiles: Sendable {
     private struct Pool {
         var holding: [Spare] = []
         var emptied: [Spare] = []
+        /// Given up, to be deleted after the transaction that gave them up (not spares any more).
+        var shed: [Spare] = []
         var bytes = 0
 
         var all: [Spare] { holding + emptied }
@@ -168,25 +167,38 @@ final class SpareBodyFiles: Sendable {
         room.withLock { $0 = bytes }
     }
 
-    /// Deletes spare files that hold bytes, the longest kept first, until at least `bytes` are
-    /// freed or none holds any, and returns the bytes freed. The store calls it before it
-    /// evicts an entry to make room: spare bytes are worth less than a stored response, so they
-    /// are given up first.
+    /// Gives up spare files that hold bytes, the longest kept first, until at least `bytes` are
+    /// freed or none holds any, and returns the bytes freed. The store calls it inside the
+    /// transaction that decides what to evict: spare bytes are worth less than a stored
+    /// response, so they are given up first. The files leave the pool (and its bytes) at once,
+    /// and are deleted by ``deleteShed(in:)`` after the commit, so the transaction does no file
+    /// work.
     @discardableResult
-    func shed(atLeast bytes: Int, in files: BodyFiles) -> Int {
-        var freed = 0
-        while freed < bytes, let spare = pool.withLock({ $0.oldestHolding() }) {
-            freed += spare.size
-            POSIX.unlinkIfPresent(files.path(spare.name))
+    func shed(atLeast bytes: Int) -> Int {
+        pool.withLock { pool in
+            var freed = 0
+            while freed < bytes, let spare = pool.oldestHolding() {
+                freed += spare.size
+                pool.shed.append(spare)
+            }
+            return freed
         }
-        return freed
+    }
+
+    /// Deletes the files ``shed(atLeast:)`` gave up.
+    func deleteShed(in files: BodyFiles) {
+        let shed = pool.withLock { pool -> [Spare] in
+            defer { pool.shed = [] }
+            return pool.shed
+        }
+        for spare in shed { POSIX.unlinkIfPresent(files.path(spare.name)) }
     }
 
     /// Deletes every spare file (the store is going away, or the process is exiting).
     func deleteAll(in files: BodyFiles) {
         let spares = pool.withLock { pool -> [Spare] in
             defer { pool = Pool() }
-            return pool.all
+            return pool.all + pool.shed
         }
         for spare in spares { POSIX.unlinkIfPresent(files.path(spare.name)) }
     }
