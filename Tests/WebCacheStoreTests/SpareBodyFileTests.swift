@@ -199,6 +199,35 @@ struct SpareBodyFileTests {
         }
     }
 
+    @Test("files recycled at once on several threads stay within the count and byte limits, and none is lost")
+    func boundedWhenConcurrent() async throws {
+        try await TemporaryDirectory.with { directory in
+            let files = BodyFiles(directory: directory, namespace: "default")
+            let names = try (0..<64).map { index in
+                let name = files.newName(key: Entries.key("https://example.com/\(index)"), varyKey: "")
+                try files.prepareDirectories(for: name)
+                try Data(repeating: 1, count: 5_000).write(to: URL(fileURLWithPath: files.path(name)))
+                return name
+            }
+            let spares = SpareBodyFiles(capacity: 3, byteLimit: 12_000)
+            let refused = Locked(0)
+            for round in 0..<4 {
+                DispatchQueue.concurrentPerform(iterations: 16) { index in
+                    if !spares.recycle(names[round * 16 + index], in: files) { refused.withLock { $0 += 1 } }
+                }
+            }
+            #expect(spares.count() == 3)
+            #expect(spares.bytesHeld() == 10_000)
+            let sizes = try spares.names().map {
+                try #require(try FileManager.default.attributesOfItem(atPath: files.path($0))[.size] as? Int)
+            }
+            #expect(sizes.reduce(0, +) == spares.bytesHeld())
+            #expect(sizes.filter { $0 > 0 }.count == 2)
+            // Every file is a spare, refused at its own name, or an emptied spare deleted to make way.
+            #expect(bodyFiles(in: directory).count == spares.count() + refused.withLock { $0 })
+        }
+    }
+
     /// Stores `https://example.com/bigN.bin` with a 60,000-byte body for each N in `indices`.
     func storeBig(_ indices: Range<Int>, in store: CacheStore) throws {
         for index in indices {

@@ -89,6 +89,47 @@ final class SpareBodyFiles: Sendable {
             bytes -= spare.size
             return spare
         }
+
+        /// Places held by files on their way in (renamed outside the lock), and the bytes
+        /// they keep: counted with the spares, so that recycling at once on several threads
+        /// keeps within the count and byte limits.
+        var reserved = 0
+        var reservedBytes = 0
+
+        /// Holds a place for a file of `size` bytes: among at most `capacity` files (an emptied
+        /// spare, handed back to be deleted, makes way when they are all taken), keeping its
+        /// bytes when they fit under `byteLimit`. `nil` when every place holds bytes.
+        mutating func reserve(size: Int, capacity: Int, byteLimit: Int) -> Place? {
+            var madeWay: Spare?
+            if count + reserved >= capacity {
+                guard let emptied = oldestEmptied() else { return nil }
+                madeWay = emptied
+            }
+            let kept = bytes + reservedBytes + size <= byteLimit ? size : 0
+            reserved += 1
+            reservedBytes += kept
+            return Place(keptBytes: kept, madeWay: madeWay)
+        }
+
+        /// Gives back a place whose file did not come in.
+        mutating func release(_ place: Place) {
+            reserved -= 1
+            reservedBytes -= place.keptBytes
+        }
+
+        /// Puts the file that held `place` in it.
+        mutating func fill(_ place: Place, with spare: Spare) {
+            release(place)
+            add(spare)
+        }
+    }
+
+    /// A place among the spare files held for one being recycled.
+    private struct Place {
+        /// The bytes the file may keep: all of them, or none (it is emptied).
+        var keptBytes: Int
+        /// The emptied spare that gave up its place, to be deleted.
+        var madeWay: Spare?
     }
 
     private let pool = Locked(Pool())
@@ -129,11 +170,6 @@ final class SpareBodyFiles: Sendable {
     /// failed — and the caller deletes it.
     func recycle(_ name: String, in files: BodyFiles) -> Bool {
         guard let folder = name.lastIndex(of: "/") else { return false }
-        if count() >= capacity {
-            // Emptied spares make room for one that may keep its bytes; else it is not kept.
-            guard let emptied = pool.withLock({ $0.oldestEmptied() }) else { return false }
-            POSIX.unlinkIfPresent(files.path(emptied.name))
-        }
         let path = files.path(name)
         let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return false }
@@ -141,22 +177,30 @@ final class SpareBodyFiles: Sendable {
         // meanwhile fails to take its shared lock, and one that takes it later finds the name
         // no longer names the file.
         defer { POSIX.closeFile(fd) }
-        guard POSIX.lock(fd, exclusive: true, wait: false), var size = try? POSIX.size(of: fd) else { return false }
+        guard POSIX.lock(fd, exclusive: true, wait: false), let size = try? POSIX.size(of: fd) else { return false }
         // The entry's bytes have left the index: the room they leave is the file's to keep.
         let room = self.room.withLock { room in
             room = room > Int.max - size ? Int.max : room + size
             return room
         }
-        if bytesHeld() + size > min(byteLimit, room) {
-            // Truncating to nothing makes ext4 write the file back when it is next closed after
-            // a write (its `auto_da_alloc`); this descriptor is that close, with nothing to write.
-            guard ftruncate(fd, 0) == 0 else { return false }
-            size = 0
+        // Whether the file is kept, and with its bytes, is decided in one step under the
+        // pool's lock, and its place held until it is in: files recycled at once on several
+        // threads cannot pass the limits between a check and an add.
+        let limit = min(byteLimit, room)
+        guard let place = pool.withLock({ $0.reserve(size: size, capacity: capacity, byteLimit: limit) }) else {
+            return false
         }
+        if let madeWay = place.madeWay { POSIX.unlinkIfPresent(files.path(madeWay.name)) }
         let unique = { BodyFiles.hex(UInt64.random(in: 0...UInt64.max)) }
         let spareName = "\(name[..<folder])/\(unique())-\(unique())\(BodyFiles.bodySuffix)"
-        guard rename(path, files.path(spareName)) == 0 else { return false }
-        pool.withLock { $0.add(Spare(name: spareName, size: size)) }
+        // A file that may not keep its bytes is emptied. Truncating to nothing makes ext4 write
+        // the file back when it is next closed after a write (its `auto_da_alloc`); this
+        // descriptor is that close, with nothing to write.
+        guard place.keptBytes == size || ftruncate(fd, 0) == 0, rename(path, files.path(spareName)) == 0 else {
+            pool.withLock { $0.release(place) }
+            return false
+        }
+        pool.withLock { $0.fill(place, with: Spare(name: spareName, size: place.keptBytes)) }
         return true
     }
 
