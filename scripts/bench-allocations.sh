@@ -67,9 +67,10 @@ end
 LUA
 cat >"$work/miss.lua" <<'LUA'
 local n = 0
+local run = io.open("/proc/sys/kernel/random/uuid"):read("*l")
 request = function()
   n = n + 1
-  return wrk.format("GET", "/css/site.css?u=" .. n .. "-" .. math.random(1, 1e9))
+  return wrk.format("GET", "/css/site.css?u=" .. run .. "-" .. n)
 end
 LUA
 cp "$work/miss.lua" "$work/forward.lua"

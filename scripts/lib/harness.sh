@@ -135,13 +135,16 @@ CONF
 }
 
 # miss_script: $work/miss.lua, a wrk script whose every request names a new URL: the path in
-# the environment's TARGET with ?u=<random>-<counter>.
+# the environment's TARGET with ?u=<run>-<counter>, <run> new for every run of wrk (a kernel
+# UUID). wrk's Lua random numbers are not seeded: a random tag repeats from one run to the
+# next, so a run after a fill or a warm-up would ask again for the URLs it stored.
 miss_script() {
   cat >"$work/miss.lua" <<'LUA'
 local counter = 0
+local run = io.open("/proc/sys/kernel/random/uuid"):read("*l")
 request = function()
   counter = counter + 1
-  return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. math.random(1, 1e9) .. "-" .. counter)
+  return wrk.format("GET", os.getenv("TARGET") .. "?u=" .. run .. "-" .. counter)
 end
 LUA
 }
