@@ -3,7 +3,8 @@
 # to the miss path pays on a machine whose speed drifts by a quarter from one minute to the next.
 # Every request names a new URL (as WORKLOAD=miss of the shared harness) of a static nginx
 # origin that answers `Cache-Control: max-age=3600`, so each one is fetched, stored and
-# answered. Each round runs every build once per size, each with a fresh proxy and cache;
+# answered: a run in which the origin answered fewer requests than wrk made fails, as some were
+# not misses. Each round runs every build once per size, each with a fresh proxy and cache;
 # the medians over the rounds close every size's table.
 #   BINARIES="/tmp/webcache-before .build/release/webcache" scripts/bench-miss-builds.sh
 #   SIZES="1k 128k 1m" ROUNDS=5 DURATION=5 CONNS=64 CAPACITY=512m FILL=0 BINARIES="A B …" scripts/bench-miss-builds.sh
@@ -35,13 +36,21 @@ else
 fi
 webcache_options="--disk-capacity $CAPACITY"
 for size in $SIZES; do random_file "$work/www/$size.bin" "$size"; done
-start_origin <<<'    location / { add_header Cache-Control "max-age=3600"; }'
+start_origin <<'LOCATIONS'
+    location / { add_header Cache-Control "max-age=3600"; }
+    location = /__origin_status { stub_status; }
+LOCATIONS
 miss_script
+
+# origin_requests → the requests the origin has answered so far (its status page counts itself).
+origin_requests() {
+  curl -sf "http://127.0.0.1:$origin_port/__origin_status" | awk 'NR == 3 { print $3 }'
+}
 
 # run BUILD SIZE → a fresh proxy of BUILD, FILL seconds of misses, then DURATION seconds measured;
 # sets $result to "rps · µs · p99".
 run() {
-  local port before after out
+  local port before after out fetched requests
   bin=$1
   port=$(free_port)
   start_webcache "$port" "$origin_port"
@@ -49,12 +58,20 @@ run() {
   if [ "$FILL" != 0 ]; then
     TARGET="/$2.bin" taskset -c 1 wrk -t1 -c"$CONNS" -d"${FILL}s" -s "$work/miss.lua" "http://127.0.0.1:$port/" >/dev/null
   fi
+  fetched=$(origin_requests)
   before=$(cpu_ticks "$webcache_pid")
   out=$(TARGET="/$2.bin" taskset -c 1 wrk -t1 -c"$CONNS" -d"${DURATION}s" --latency -s "$work/miss.lua" \
     "http://127.0.0.1:$port/" 2>&1)
   after=$(cpu_ticks "$webcache_pid")
+  fetched=$(($(origin_requests) - fetched - 1))
   kill "$webcache_pid" 2>/dev/null || true
   wait "$webcache_pid" 2>/dev/null || true
+  # Every request measured must have been a miss: one the origin answered.
+  requests=$(echo "$out" | awk '/requests in/ { print $1 }')
+  if [ "$fetched" -lt "$requests" ]; then
+    echo "FAIL: $1 $2: the origin answered $fetched of $requests requests; the rest were not misses" >&2
+    exit 1
+  fi
   result=$(wrk_figures "$1" "$out" "$before" "$after")
 }
 
