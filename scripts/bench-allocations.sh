@@ -65,14 +65,7 @@ request = function()
     ["X-Request-Id"] = tostring(n) })
 end
 LUA
-cat >"$work/miss.lua" <<'LUA'
-local n = 0
-local run = io.open("/proc/sys/kernel/random/uuid"):read("*l")
-request = function()
-  n = n + 1
-  return wrk.format("GET", "/css/site.css?u=" .. run .. "-" .. n)
-end
-LUA
+miss_script
 cp "$work/miss.lua" "$work/forward.lua"
 
 echo "| shape | requests | allocations / request | system calls / request | context switches / request |"
@@ -98,7 +91,8 @@ for shape in $SHAPES; do
     perf stat -x, -e probe_libc:malloc,raw_syscalls:sys_enter,context-switches -p "$proxy" -o "$work/counts" &
     counter=$!
     sleep 0.3
-    taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" -s "$work/$shape.lua" "http://127.0.0.1:$port/" >"$work/wrk.log" 2>&1
+    TARGET=/css/site.css taskset -c 1 wrk -t1 -c"$CONNS" -d"$DURATION" -s "$work/$shape.lua" "http://127.0.0.1:$port/" \
+        >"$work/wrk.log" 2>&1
     sleep 0.3
     kill -INT "$counter"
     wait "$counter" || true

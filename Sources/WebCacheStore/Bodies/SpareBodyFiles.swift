@@ -95,17 +95,23 @@ final class SpareBodyFiles: Sendable {
         /// keeps within the count and byte limits.
         var reserved = 0
         var reservedBytes = 0
+        /// What the index leaves free under the capacity: noted when the store last decided
+        /// what to evict, grown by each file recycled since (its entry's bytes left the index).
+        /// Spare files hold no more.
+        var room = Int.max
 
-        /// Holds a place for a file of `size` bytes: among at most `capacity` files (an emptied
-        /// spare, handed back to be deleted, makes way when they are all taken), keeping its
-        /// bytes when they fit under `byteLimit`. `nil` when every place holds bytes.
+        /// Holds a place for a removed entry's file of `size` bytes, which grows the ``room``
+        /// by as much: among at most `capacity` files (an emptied spare, handed back to be
+        /// deleted, makes way when they are all taken), keeping its bytes when they fit under
+        /// `byteLimit` and the room. `nil` when every place holds bytes.
         mutating func reserve(size: Int, capacity: Int, byteLimit: Int) -> Place? {
+            room = room > Int.max - size ? Int.max : room + size
             var madeWay: Spare?
             if count + reserved >= capacity {
                 guard let emptied = oldestEmptied() else { return nil }
                 madeWay = emptied
             }
-            let kept = bytes + reservedBytes + size <= byteLimit ? size : 0
+            let kept = bytes + reservedBytes + size <= min(byteLimit, room) ? size : 0
             reserved += 1
             reservedBytes += kept
             return Place(keptBytes: kept, madeWay: madeWay)
@@ -115,6 +121,18 @@ final class SpareBodyFiles: Sendable {
         mutating func release(_ place: Place) {
             reserved -= 1
             reservedBytes -= place.keptBytes
+        }
+
+        /// Takes out every spare file, those given up included. Places held by files on their
+        /// way in stay held: their recycling still gives them back or fills them.
+        mutating func takeAll() -> [Spare] {
+            defer {
+                holding = []
+                emptied = []
+                shed = []
+                bytes = 0
+            }
+            return all + shed
         }
 
         /// Puts the file that held `place` in it.
@@ -133,10 +151,6 @@ final class SpareBodyFiles: Sendable {
     }
 
     private let pool = Locked(Pool())
-    /// What the index leaves free under the capacity: noted when the store last decided what to
-    /// evict, grown by each file recycled since (its entry's bytes left the index). Spare
-    /// files hold no more.
-    private let room = Locked(Int.max)
 
     init(capacity: Int = 1024, byteLimit: Int) {
         self.capacity = capacity
@@ -178,16 +192,10 @@ final class SpareBodyFiles: Sendable {
         // no longer names the file.
         defer { POSIX.closeFile(fd) }
         guard POSIX.lock(fd, exclusive: true, wait: false), let size = try? POSIX.size(of: fd) else { return false }
-        // The entry's bytes have left the index: the room they leave is the file's to keep.
-        let room = self.room.withLock { room in
-            room = room > Int.max - size ? Int.max : room + size
-            return room
-        }
         // Whether the file is kept, and with its bytes, is decided in one step under the
         // pool's lock, and its place held until it is in: files recycled at once on several
         // threads cannot pass the limits between a check and an add.
-        let limit = min(byteLimit, room)
-        guard let place = pool.withLock({ $0.reserve(size: size, capacity: capacity, byteLimit: limit) }) else {
+        guard let place = pool.withLock({ $0.reserve(size: size, capacity: capacity, byteLimit: byteLimit) }) else {
             return false
         }
         if let madeWay = place.madeWay { POSIX.unlinkIfPresent(files.path(madeWay.name)) }
@@ -208,7 +216,7 @@ final class SpareBodyFiles: Sendable {
     /// which files recycled from now on may keep (with ``byteLimit``; each recycled file adds
     /// its own bytes to it).
     func room(_ bytes: Int) {
-        room.withLock { $0 = bytes }
+        pool.withLock { $0.room = bytes }
     }
 
     /// Gives up spare files that hold bytes, the longest kept first, until at least `bytes` are
@@ -240,10 +248,7 @@ final class SpareBodyFiles: Sendable {
 
     /// Deletes every spare file (the store is going away, or the process is exiting).
     func deleteAll(in files: BodyFiles) {
-        let spares = pool.withLock { pool -> [Spare] in
-            defer { pool = Pool() }
-            return pool.all + pool.shed
-        }
+        let spares = pool.withLock { $0.takeAll() }
         for spare in spares { POSIX.unlinkIfPresent(files.path(spare.name)) }
     }
 
