@@ -75,8 +75,23 @@ struct OpenBodyFileTests {
             let entry = try #require(try store.lookup(key).first)
             #expect(store.openVerifiedBodyFile(entry) != nil)
             for file in bodyFiles(in: directory) { try FileManager.default.removeItem(at: file) }
+            try await Task.sleep(for: .nanoseconds(2 * OpenBodyFiles.checkedFor))
             #expect(store.openVerifiedBodyFile(entry) == nil)
             #expect(descriptorsOnBodies(in: directory) == 0)
+        }
+    }
+
+    @Test("a body file cut short by another hand is not served once its check runs again")
+    func cutShortBehindTheStore() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try CacheStore(configuration: .test(directory))
+            let key = Entries.key("https://example.com/trailer.webm")
+            try store.store(Entries.make(key.url), body: Entries.body(90_000))
+            let entry = try #require(try store.lookup(key).first)
+            #expect(store.openVerifiedBodyFile(entry) != nil)
+            for file in bodyFiles(in: directory) { #expect(truncate(file.path, 1_000) == 0) }
+            try await Task.sleep(for: .nanoseconds(2 * OpenBodyFiles.checkedFor))
+            #expect(store.openVerifiedBodyFile(entry) == nil)
         }
     }
 
