@@ -23,6 +23,27 @@ struct ConnectionStateTests {
     }
 
     @Test(
+        "an answer left for the end of the tick's flush that made the connection unwritable is flushed before a read is decided, once"
+    )
+    func flushBeforeReading() {
+        var state = ConnectionState()
+        let withoutAnswer = state.flushesBeforeReading(writable: false)
+        #expect(!withoutAnswer, "unwritable for another reason: nothing of this connection's to flush")
+        state.answerLeftForFlush()
+        let whenWritable = state.flushesBeforeReading(writable: true)
+        #expect(!whenWritable, "a writable connection reads at once; the answer goes at the end of the tick")
+        state.answerLeftForFlush()
+        let whenUnwritable = state.flushesBeforeReading(writable: false)
+        #expect(whenUnwritable, "flushed now, so that the read need not be held")
+        let again = state.flushesBeforeReading(writable: false)
+        #expect(!again, "once: still unwritable after the flush, the read is held as before")
+        let reads = state.readRequested(writable: false)
+        #expect(!reads)
+        let resumed = state.becameWritable()
+        #expect(resumed, "the read held is made once the connection drains")
+    }
+
+    @Test(
         "a streamed body's parts are handled while its answer is on its way; reads stop while the origin is full and resume when it takes more; the next request waits"
     )
     func streamedBody() throws {

@@ -73,6 +73,9 @@ struct ConnectionState {
     private(set) var streamingBody = false
     /// The origin has all of the streamed body it can take for now: reads are held.
     private var uploadPaused = false
+    /// An answer was written and left for the end of the tick's flush since the channel last
+    /// asked for a read (``flushesBeforeReading(writable:)``).
+    private var answerAwaitsFlush = false
 
     /// Whether requests are waiting to be handled.
     var hasWaitingParts: Bool { !waiting.isEmpty }
@@ -212,6 +215,23 @@ struct ConnectionState {
             return false
         }
         return true
+    }
+
+    /// An answer was written whole and left for the flush at the end of the loop's tick.
+    mutating func answerLeftForFlush() {
+        answerAwaitsFlush = true
+    }
+
+    /// The channel asks for a read while the connection is not `writable`: `true` to flush first,
+    /// then decide (``readRequested(writable:)``), when an answer written since the last read
+    /// was left for the end of the tick's flush. An answer over the high watermark (a range of a
+    /// video, a body of a megabyte from its file) makes the connection unwritable before that
+    /// flush; flushed now, it is usually written at once and reading goes on, where holding the
+    /// read would take the socket out of the loop's poll set and put it back (two `epoll_ctl`)
+    /// around every such answer.
+    mutating func flushesBeforeReading(writable: Bool) -> Bool {
+        defer { answerAwaitsFlush = false }
+        return answerAwaitsFlush && !writable
     }
 
     /// The connection is writable again (the client read what piled up): `true` to read now,

@@ -116,6 +116,7 @@ extension ProxyHTTPHandler {
         }
         if endOfTick == nil { endOfTick = proxy.endOfTickFlushes.batch(for: context.eventLoop) }
         endOfTick?.value.flush(channel)
+        state.answerLeftForFlush()
         guard let written else {
             answered(context: context, keepAlive: true)
             return

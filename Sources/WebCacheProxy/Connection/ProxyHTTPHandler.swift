@@ -252,6 +252,7 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state.holdRead()
             return
         }
+        if state.flushesBeforeReading(writable: context.channel.isWritable) { context.flush() }
         if state.readRequested(writable: context.channel.isWritable) { context.read() }
     }
 
