@@ -72,4 +72,30 @@ struct BodyChunkTests {
         #expect(chunk == Data(body.readableBytesView))
         #expect(Self.address(chunk) == Self.address(body))
     }
+
+    @Test(
+        "a chunk referenced where it lies gives its buffer back while it lives; a copied chunk, a slice of a chunk and a chunk let go do not"
+    )
+    func buffersFoundAgain() throws {
+        let buffer = Self.filled(64 << 10)
+        do {
+            let chunk = buffer.bodyChunk()
+            let found = try #require(ChunkBuffers.buffer(of: chunk))
+            #expect(found == buffer)
+            #expect(Self.address(found) == Self.address(chunk), "the same bytes, not a copy")
+            let again = buffer.bodyChunk()
+            #expect(ChunkBuffers.buffer(of: again) != nil)
+            #expect(ChunkBuffers.buffer(of: chunk.prefix(1000)) == nil, "a slice is not the buffer")
+            #expect(ChunkBuffers.buffer(of: Data(chunk)) == nil, "nor is a copy")
+            #expect(ChunkBuffers.buffer(of: Self.filled(1024).bodyChunk()) == nil, "a small chunk is copied")
+            withExtendedLifetime(again) {}
+            withExtendedLifetime(chunk) {}
+        }
+        let sameBytes = buffer.withUnsafeReadableBytes { bytes in
+            Data(
+                bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count,
+                deallocator: .none)
+        }
+        #expect(ChunkBuffers.buffer(of: sameBytes) == nil, "the chunks let go took their entry with them")
+    }
 }

@@ -7,6 +7,7 @@ import Testing
 import WebCache
 import WebCacheTestSupport
 
+@testable import WebCacheNIO
 @testable import WebCacheProxy
 
 /// Answers whose bodies come from the origin as the proxy writes them: what has arrived goes
@@ -42,6 +43,35 @@ struct StreamedAnswerTests {
             if done(text) || ContinuousClock.now >= deadline { return text }
             try await Task.sleep(for: .milliseconds(2))
         }
+    }
+
+    @Test(
+        "chunks the origin's reads handed over without a copy are written as those buffers, in order between the ones copied; a chunked body is copied whole"
+    )
+    func originBuffersWrittenAsTheyAre() throws {
+        func read(_ count: Int, seed: UInt8) -> ByteBuffer {
+            ByteBuffer(bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) })
+        }
+        func address(_ buffer: ByteBuffer) -> UnsafeRawPointer? { buffer.withUnsafeReadableBytes { $0.baseAddress } }
+        let reads = [read(20_000, seed: 1), read(32_000, seed: 2)]
+        let chunks = [Data("small, copied".utf8), reads[0].bodyChunk(), Data("between".utf8), reads[1].bodyChunk()]
+        let expected = chunks.reduce(into: Data("HEAD".utf8)) { $0.append($1) }
+        let size = chunks.map(\.count).reduce(0, +)
+
+        var pending = ByteBuffer(string: "HEAD")
+        let buffers = CachingProxy.carrying(chunks, after: &pending, size: size, chunked: false)
+        #expect(buffers.count == 4, "head and copy, a read, a copy, a read; nothing left over")
+        #expect(pending.readableBytes == 0)
+        #expect(address(buffers[1]) == address(reads[0]) && address(buffers[3]) == address(reads[1]))
+        let written = (buffers + [pending]).reduce(into: Data()) { $0.append(contentsOf: $1.readableBytesView) }
+        #expect(written == expected)
+
+        var chunkedPending = ByteBuffer(string: "HEAD")
+        let chunkedBuffers = CachingProxy.carrying(chunks, after: &chunkedPending, size: size, chunked: true)
+        #expect(chunkedBuffers.isEmpty)
+        #expect(
+            chunkedPending.readableBytes == 4 + size + chunks.map { String($0.count, radix: 16).count + 4 }.reduce(0, +)
+        )
     }
 
     @Test(

@@ -12,6 +12,8 @@ extension ByteBuffer {
     /// storage kept alive until the `Data` goes, instead of being copied; a small one, or one that
     /// would keep a mostly unused storage alive, is copied. Nothing writes into a storage that is
     /// referenced this way: SwiftNIO copies a storage on write once it is not uniquely held.
+    /// A referenced chunk can be turned back into this buffer while it lives
+    /// (``ChunkBuffers/buffer(of:)``), so that sending it on costs no copy either.
     func bodyChunk() -> Data {
         let count = readableBytes
         guard count >= Self.referencedChunkMinimum, count * 2 >= storageCapacity else {
@@ -20,9 +22,13 @@ extension ByteBuffer {
         return withUnsafeReadableBytesWithStorageManagement { bytes, storage in
             guard let start = bytes.baseAddress else { return Data() }
             let kept = storage.retain()
+            ChunkBuffers.chunkMade(of: self, at: start)
             return Data(
                 bytesNoCopy: UnsafeMutableRawPointer(mutating: start), count: bytes.count,
-                deallocator: .custom { _, _ in kept.release() })
+                deallocator: .custom { _, _ in
+                    ChunkBuffers.chunkReleased(at: start)
+                    kept.release()
+                })
         }
     }
 

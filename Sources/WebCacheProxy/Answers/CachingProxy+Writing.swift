@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WebCache
+import WebCacheNIO
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -66,14 +67,18 @@ extension CachingProxy {
                     size += chunk.count
                     index += 1
                 }
+                var writes: [ByteBuffer] = []
                 if size > 0 {
-                    buffer.reserveCapacity(buffer.readableBytes + size + (chunked ? 12 * gathered.count : 0))
-                    for chunk in gathered { buffer.writeBody(chunk, chunked: chunked) }
+                    writes = Self.carrying(gathered, after: &buffer, size: size, chunked: chunked)
                     sent += size
                 }
                 if buffer.readableBytes > 0 {
-                    try await channel.writeAndFlush(buffer)
+                    writes.append(buffer)
                     buffer = ByteBuffer()
+                }
+                if let last = writes.popLast() {
+                    for write in writes { channel.write(write, promise: nil) }
+                    try await channel.writeAndFlush(last)
                 }
                 // The client has every byte its Content-Length announced: the answer is whole for
                 // it, and the next request on the connection need not wait for the end of the
@@ -100,6 +105,32 @@ extension CachingProxy {
             try? await channel.close()
         }
         return nil
+    }
+
+    /// The buffers that carry `chunks` (`size` bytes in all) after what `pending` holds (the
+    /// head, or nothing), in order, but for what is left in `pending` to go last. A chunk that is
+    /// an origin's read, handed over without a copy (``ChunkBuffers``), goes as that buffer; the
+    /// others are copied into `pending` and the buffers between. A chunked body is copied whole
+    /// (its chunks' sizes go between them).
+    static func carrying(_ chunks: [Data], after pending: inout ByteBuffer, size: Int, chunked: Bool) -> [ByteBuffer] {
+        let origins: [ByteBuffer?] = chunked ? [] : chunks.map { ChunkBuffers.buffer(of: $0) }
+        guard origins.contains(where: { $0 != nil }) else {
+            pending.reserveCapacity(pending.readableBytes + size + (chunked ? 12 * chunks.count : 0))
+            for chunk in chunks { pending.writeBody(chunk, chunked: chunked) }
+            return []
+        }
+        var buffers: [ByteBuffer] = []
+        for (chunk, origin) in zip(chunks, origins) {
+            if let origin {
+                if pending.readableBytes > 0 { buffers.append(pending) }
+                pending = ByteBuffer()
+                buffers.append(origin)
+            } else {
+                pending.reserveCapacity(pending.readableBytes + chunk.count)
+                pending.writeBody(chunk, chunked: false)
+            }
+        }
+        return buffers
     }
 
     /// How many bytes of a streamed body one write gathers, from the chunks that have arrived
