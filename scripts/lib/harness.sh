@@ -82,7 +82,14 @@ cpu_ticks() {
 # 127.0.0.1:ORIGIN_PORT, its cache in $work/cache and its log in $work/webcache.log; its pid
 # in $webcache_pid (and in $pids, stopped on exit).
 start_webcache() {
-  rm -rf "$work/cache"
+  # The last run's cache is moved aside, not deleted: on ext4 without a journal every file
+  # created in the 30 s after a deletion scans the inodes it freed (docs/Benchmarks.md, "Misses
+  # of 128 KB: what the file system adds"), which would charge the next run for this one's
+  # bodies. $work, and these with it, goes when the script ends.
+  if [ -d "$work/cache" ]; then
+    mkdir -p "$work/retired"
+    mv "$work/cache" "$(mktemp -d "$work/retired/cache.XXXXXX")/"
+  fi
   # shellcheck disable=SC2086 # $webcache_options holds several words on purpose
   taskset -c 0 "$bin" proxy --cache-dir "$work/cache" --listen "127.0.0.1:$1" \
     --upstream "http://127.0.0.1:$2" --threads 1 ${webcache_options:-} >"$work/webcache.log" 2>&1 &
