@@ -66,32 +66,33 @@ struct OpenBodyFileTests {
         }
     }
 
-    @Test("a body file unlinked by another hand is not served from the held descriptor")
-    func unlinkedBehindTheStore() async throws {
+    /// What another hand does to a body file behind the store.
+    enum Tampering: String, CaseIterable, Sendable {
+        case unlinked
+        case cutShort = "cut short"
+
+        func apply(to file: URL) throws {
+            switch self {
+            case .unlinked: try FileManager.default.removeItem(at: file)
+            case .cutShort: #expect(truncate(file.path, 1_000) == 0)
+            }
+        }
+    }
+
+    @Test(
+        "a body file unlinked or cut short by another hand is not served from the held descriptor once its check runs again",
+        arguments: Tampering.allCases)
+    func tamperedBehindTheStore(_ tampering: Tampering) async throws {
         try await TemporaryDirectory.with { directory in
             let store = try CacheStore(configuration: .test(directory))
             let key = Entries.key("https://example.com/clip.mp4")
             try store.store(Entries.make(key.url), body: Entries.body(80_000))
             let entry = try #require(try store.lookup(key).first)
             #expect(store.openVerifiedBodyFile(entry) != nil)
-            for file in bodyFiles(in: directory) { try FileManager.default.removeItem(at: file) }
+            for file in bodyFiles(in: directory) { try tampering.apply(to: file) }
             try await Task.sleep(for: .nanoseconds(2 * OpenBodyFiles.checkedFor))
-            #expect(store.openVerifiedBodyFile(entry) == nil)
+            #expect(store.openVerifiedBodyFile(entry) == nil, "\(tampering.rawValue)")
             #expect(descriptorsOnBodies(in: directory) == 0)
-        }
-    }
-
-    @Test("a body file cut short by another hand is not served once its check runs again")
-    func cutShortBehindTheStore() async throws {
-        try await TemporaryDirectory.with { directory in
-            let store = try CacheStore(configuration: .test(directory))
-            let key = Entries.key("https://example.com/trailer.webm")
-            try store.store(Entries.make(key.url), body: Entries.body(90_000))
-            let entry = try #require(try store.lookup(key).first)
-            #expect(store.openVerifiedBodyFile(entry) != nil)
-            for file in bodyFiles(in: directory) { #expect(truncate(file.path, 1_000) == 0) }
-            try await Task.sleep(for: .nanoseconds(2 * OpenBodyFiles.checkedFor))
-            #expect(store.openVerifiedBodyFile(entry) == nil)
         }
     }
 

@@ -51,10 +51,20 @@ package enum ChunkBuffers {
         }
     }
 
+    /// The buffers behind `chunks`, one for each (`nil` for a chunk that is not an origin's
+    /// buffer, ``buffer(of:)``); `nil` when none is. Chunks too small to have been referenced
+    /// (a small body's) are never looked up, so they cost no lock and no array.
+    package static func buffers(of chunks: [Data]) -> [ByteBuffer?]? {
+        guard chunks.contains(where: { $0.count >= ByteBuffer.referencedChunkMinimum }) else { return nil }
+        let buffers = chunks.map { buffer(of: $0) }
+        return buffers.contains { $0 != nil } ? buffers : nil
+    }
+
     /// The buffer whose readable bytes `chunk` is, when `chunk` is one that
     /// ``NIOCore/ByteBuffer/bodyChunk()`` made without a copy and it is whole; `nil` otherwise.
     package static func buffer(of chunk: Data) -> ByteBuffer? {
-        chunk.withUnsafeBytes { bytes -> ByteBuffer? in
+        guard chunk.count >= ByteBuffer.referencedChunkMinimum else { return nil }
+        return chunk.withUnsafeBytes { bytes -> ByteBuffer? in
             guard let address = bytes.baseAddress else { return nil }
             let buffer = entries.withLockedValue { $0[UInt(bitPattern: address)]?.buffer }
             guard let buffer, buffer.readableBytes == bytes.count else { return nil }

@@ -113,8 +113,7 @@ extension CachingProxy {
     /// others are copied into `pending` and the buffers between. A chunked body is copied whole
     /// (its chunks' sizes go between them).
     static func carrying(_ chunks: [Data], after pending: inout ByteBuffer, size: Int, chunked: Bool) -> [ByteBuffer] {
-        let origins: [ByteBuffer?] = chunked ? [] : chunks.map { ChunkBuffers.buffer(of: $0) }
-        guard origins.contains(where: { $0 != nil }) else {
+        guard !chunked, let origins = ChunkBuffers.buffers(of: chunks) else {
             pending.reserveCapacity(pending.readableBytes + size + (chunked ? 12 * chunks.count : 0))
             for chunk in chunks { pending.writeBody(chunk, chunked: chunked) }
             return []
