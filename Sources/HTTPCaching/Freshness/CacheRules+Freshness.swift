@@ -54,7 +54,7 @@ extension CacheRules {
         let status = stored.response.status.code
         guard Self.heuristicallyCacheableStatusCodes.contains(status) || cc.public,
             heuristic.fraction > 0, heuristic.maximum > 0,
-            let lastModifiedText = stored.response.headerFields[.lastModified],
+            let lastModifiedText = stored.response.headerFields.value(.lastModified),
             let lastModified = HTTPDate.parse(lastModifiedText, now: stored.responseTime)
         else { return Freshness(lifetime: 0, source: .none) }
         let sinceModified = dateValue(of: stored).timeIntervalSince(lastModified)

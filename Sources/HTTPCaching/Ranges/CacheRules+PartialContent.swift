@@ -9,11 +9,11 @@ extension CacheRules {
     /// checked against the range once it has arrived.
     public func storablePart(of response: HTTPResponse) -> ContentRange? {
         guard response.status.code == 206, response.headerFields[values: .contentRange].count == 1,
-            let value = response.headerFields[.contentRange], let part = ContentRange(value),
+            let value = response.headerFields.value(.contentRange), let part = ContentRange(value),
             part.completeLength != nil,
-            response.headerFields[.contentType]?.lowercased().hasPrefix("multipart/byteranges") != true
+            response.headerFields.value(.contentType)?.lowercased().hasPrefix("multipart/byteranges") != true
         else { return nil }
-        if let declared = response.headerFields[.contentLength], Int(declared) != part.range.count { return nil }
+        if let declared = response.headerFields.value(.contentLength), Int(declared) != part.range.count { return nil }
         return part
     }
 
@@ -30,8 +30,8 @@ extension CacheRules {
 
     /// Whether both responses carry the same strong entity tag.
     public func sameStrongEntityTag(_ first: HTTPResponse, _ second: HTTPResponse) -> Bool {
-        guard let a = first.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) }),
-            let b = second.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })
+        guard let a = first.headerFields.value(.eTag).flatMap({ EntityTag(parsing: $0) }),
+            let b = second.headerFields.value(.eTag).flatMap({ EntityTag(parsing: $0) })
         else { return false }
         return a.strongMatches(b)
     }
@@ -41,9 +41,9 @@ extension CacheRules {
     /// as for a complete response. `nil` otherwise: the request goes to the origin.
     public func rangesWithin(_ part: ContentRange, for request: HTTPRequest, stored: StoredResponse) -> [Range<Int>]? {
         guard request.method == .get, let length = part.completeLength, request.headerFields[values: .range].count == 1,
-            let value = request.headerFields[.range], let ranges = ByteRangeRequest(value)
+            let value = request.headerFields.value(.range), let ranges = ByteRangeRequest(value)
         else { return nil }
-        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) {
+        if let ifRange = request.headerFields.value(.ifRange), !ifRangeMatches(ifRange, stored: stored.response) {
             return nil
         }
         guard case .satisfiable(let pieces) = ranges.resolve(length: length),
@@ -70,7 +70,8 @@ extension CacheRules {
 
     /// A complete 200 seen as the part `0..<length`, when its length is declared.
     func completePart(of response: HTTPResponse) -> ContentRange? {
-        guard response.status.code == 200, let length = response.headerFields[.contentLength].flatMap({ Int($0) }),
+        guard response.status.code == 200,
+            let length = response.headerFields.value(.contentLength).flatMap({ Int($0) }),
             length >= 0
         else {
             return nil

@@ -27,7 +27,7 @@ extension CacheRules {
             let value = request.headerFields[values: .range].first, request.headerFields[values: .range].count == 1,
             let ranges = ByteRangeRequest(value)
         else { return .whole }
-        if let ifRange = request.headerFields[.ifRange], !ifRangeMatches(ifRange, stored: stored.response) {
+        if let ifRange = request.headerFields.value(.ifRange), !ifRangeMatches(ifRange, stored: stored.response) {
             return .whole
         }
         switch ranges.resolve(length: length) {
@@ -43,13 +43,13 @@ extension CacheRules {
         let trimmed = String(value[...].trimmingHTTPWhitespace())
         if trimmed.hasPrefix("\"") || trimmed.hasPrefix("W/") {
             guard let condition = EntityTag(parsing: trimmed), !condition.isWeak,
-                let stored = response.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })
+                let stored = response.headerFields.value(.eTag).flatMap({ EntityTag(parsing: $0) })
             else { return false }
             return condition.strongMatches(stored)
         }
         guard let date = HTTPDate.parse(trimmed),
-            let lastModified = response.headerFields[.lastModified].flatMap({ HTTPDate.parse($0) }),
-            let sent = response.headerFields[.date].flatMap({ HTTPDate.parse($0) }),
+            let lastModified = response.headerFields.value(.lastModified).flatMap({ HTTPDate.parse($0) }),
+            let sent = response.headerFields.value(.date).flatMap({ HTTPDate.parse($0) }),
             sent.timeIntervalSince(lastModified) >= 1
         else { return false }
         return date == lastModified

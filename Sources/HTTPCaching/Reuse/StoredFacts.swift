@@ -63,6 +63,6 @@ extension CacheRules {
             responseTime: stored.responseTime,
             vary: vary,
             storedVaryKey: VaryKey(vary, request: stored.request.headerFields),
-            contentLanguage: stored.response.headerFields[.contentLanguage])
+            contentLanguage: stored.response.headerFields.value(.contentLanguage))
     }
 }

@@ -114,7 +114,7 @@ extension CacheRules {
     }
 
     private func contentLocationMatchesTarget(_ response: HTTPResponse, _ request: HTTPRequest) -> Bool {
-        guard let target = request.url, let value = response.headerFields[.contentLocation] else { return false }
+        guard let target = request.url, let value = response.headerFields.value(.contentLocation) else { return false }
         if value.isEmpty { return true }  // an empty reference resolves to the target itself
         return URLReference.resolve(value, against: target).map { URLReference.sameResource($0, target) } ?? false
     }

@@ -26,7 +26,7 @@ extension CacheRules {
         if !unique.isEmpty {
             fields[.ifNoneMatch] = unique.map(\.description).joined(separator: ", ")
         } else if let newest = stored.max(by: { $0.responseTime < $1.responseTime }),
-            let lastModified = newest.response.headerFields[.lastModified],
+            let lastModified = newest.response.headerFields.value(.lastModified),
             HTTPDate.parse(lastModified, now: newest.responseTime) != nil
         {
             fields[.ifModifiedSince] = lastModified
@@ -39,8 +39,8 @@ extension CacheRules {
     /// (`If-None-Match: "abc"`), or `nil` when it would be unconditional.
     public func validatorSummary(for stored: StoredResponse) -> String? {
         let request = conditionalRequest(for: stored.request, revalidating: [stored])
-        if let tags = request.headerFields[.ifNoneMatch] { return "If-None-Match: \(tags)" }
-        if let date = request.headerFields[.ifModifiedSince] { return "If-Modified-Since: \(date)" }
+        if let tags = request.headerFields.value(.ifNoneMatch) { return "If-None-Match: \(tags)" }
+        if let date = request.headerFields.value(.ifModifiedSince) { return "If-Modified-Since: \(date)" }
         return nil
     }
 
@@ -55,8 +55,8 @@ extension CacheRules {
             }
             return tag.isWeak || storedTag.isWeak ? tag.weakMatches(storedTag) : tag.strongMatches(storedTag)
         }
-        if let lastModified = fields[.lastModified].flatMap({ HTTPDate.parse($0) }) {
-            return stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) } == lastModified
+        if let lastModified = fields.value(.lastModified).flatMap({ HTTPDate.parse($0) }) {
+            return stored.response.headerFields.value(.lastModified).flatMap { HTTPDate.parse($0) } == lastModified
         }
         return true
     }
@@ -114,9 +114,9 @@ extension CacheRules {
             }
             return EntityTag.parseList(fields[values: .ifNoneMatch]).contains { $0.weakMatches(storedTag) }
         }
-        guard let since = fields[.ifModifiedSince].flatMap({ HTTPDate.parse($0) }) else { return false }
+        guard let since = fields.value(.ifModifiedSince).flatMap({ HTTPDate.parse($0) }) else { return false }
         let modified =
-            stored.response.headerFields[.lastModified].flatMap { HTTPDate.parse($0) }
+            stored.response.headerFields.value(.lastModified).flatMap { HTTPDate.parse($0) }
             ?? dateValue(of: stored)
         return modified <= since
     }

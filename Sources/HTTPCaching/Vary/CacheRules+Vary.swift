@@ -12,7 +12,7 @@ extension CacheRules {
         let specifier = VarySpecifier(stored.response.headerFields)
         return Self.variantMatches(
             specifier, storedKey: VaryKey(specifier, request: stored.request.headerFields), request: request,
-            contentLanguage: stored.response.headerFields[.contentLanguage])
+            contentLanguage: stored.response.headerFields.value(.contentLanguage))
     }
 
     /// The rule of ``variantMatches(_:request:)`` once the stored response's `Vary` and its

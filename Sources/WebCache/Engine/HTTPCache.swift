@@ -305,7 +305,7 @@ public final class HTTPCache: Sendable {
     /// response.
     private func redirect(from head: HTTPResponse, at url: URL, request: HTTPRequest) -> HTTPRequest? {
         let code = head.status.code
-        guard [301, 302, 303, 307, 308].contains(code), let location = head.headerFields[.location],
+        guard [301, 302, 303, 307, 308].contains(code), let location = head.headerFields.value(.location),
             let target = URLReference.resolve(location, against: url)
         else { return nil }
         var next = HTTPRequest(method: request.method, url: target, headerFields: request.headerFields)

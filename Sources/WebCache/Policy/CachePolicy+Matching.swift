@@ -29,7 +29,7 @@ extension CachePolicy {
             return false
         }
         if !allow.userAgentSuffixes.isEmpty {
-            let agent = request.headerFields[.userAgent] ?? ""
+            let agent = request.headerFields.value(.userAgent) ?? ""
             if !allow.userAgentSuffixes.contains(where: { agent.hasSuffix($0) }) { return false }
         }
         return true

@@ -145,7 +145,7 @@ final class PreloadRun: Sendable {
                     fromCache: response.cacheStatus.hit, failure: nil, duration: clock.now - start)
                 result.keptOffline = ["offline", "network-timeout"].contains(response.cacheStatus.detail)
                 progress?.yield(.finished(result))
-                return Fetched(result: result, body: body, contentType: response.head.headerFields[.contentType])
+                return Fetched(result: result, body: body, contentType: response.head.headerFields.value(.contentType))
             } catch {
                 return failed("\(error)")
             }
@@ -164,7 +164,7 @@ final class PreloadRun: Sendable {
             return
                 "not stored: \(size) bytes, more than the store's maximumEntrySize (\(limit); storage.maximumEntrySize raises it)"
         }
-        let status = response.head.headerFields[.cacheStatus] ?? "no Cache-Status"
+        let status = response.head.headerFields.value(.cacheStatus) ?? "no Cache-Status"
         return "not stored: the response may not be kept (\(status))"
     }
 

@@ -219,7 +219,7 @@ extension CachingProxy {
         let code = response.head.status.code
         guard method != .HEAD && code != 204 && code != 304 && code >= 200 else {
             if code < 200 || code == 204 { return .none(contentLength: nil) }
-            if let length = response.head.headerFields[.contentLength] { return .none(contentLength: length) }
+            if let length = response.head.headerFields.value(.contentLength) { return .none(contentLength: length) }
             // HEAD: the length a GET would get when the body is at hand, else none (not 0, which
             // would say the body is empty).
             guard method == .HEAD, code != 304 else { return .none(contentLength: nil) }
@@ -234,7 +234,7 @@ extension CachingProxy {
         case .whole(let body): return .length(body.count)
         case .arriving: break
         }
-        if let declared = response.head.headerFields[.contentLength], let length = Int(declared), length >= 0 {
+        if let declared = response.head.headerFields.value(.contentLength), let length = Int(declared), length >= 0 {
             return .length(length)
         }
         return .chunked

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import HTTPWire
 import NIOCore
@@ -45,7 +46,7 @@ extension ByteBuffer {
     {
         writeResponseHeadFields(response)
         writeResponseHeadEnd(
-            contentRange: response.headerFields[.contentRange], framing: framing, persistence: persistence)
+            contentRange: response.headerFields.value(.contentRange), framing: framing, persistence: persistence)
     }
 
     /// Writes the part of a response head that is the same for every range of a body: the

@@ -134,7 +134,7 @@ extension CachingProxy {
     /// field at the end (without the generic replacement of every `Via` a message without one
     /// would pay).
     func addVia(to fields: inout HTTPFields, version: HTTPVersion) {
-        if let existing = fields[.via] {
+        if let existing = fields.value(.via) {
             fields[.via] = appendingVia(existing, version: version)
         } else {
             fields.append(HTTPField(name: .via, value: appendingVia(nil, version: version)))

@@ -47,7 +47,7 @@ final class EntryFactsCache: Sendable {
         let item = item(of: entry, rules: rules)
         if let head = item.servingHead { return head }
         var response = rules.headForServing(entry.stored, age: 0)
-        if response.status.code == 200 || response.status.code == 206, response.headerFields[.acceptRanges] == nil {
+        if response.status.code == 200 || response.status.code == 206, !response.headerFields.contains(.acceptRanges) {
             response.headerFields[.acceptRanges] = "bytes"
         }
         // headForServing always writes an Age; should it ever not, one is added at the end.

@@ -69,7 +69,7 @@ extension HTTPCache {
         asGet.headerFields[.contentType] = nil
         asGet.headerFields[.contentLength] = nil
         entry.stored.request = asGet
-        return StoringPlan(storing: entry, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+        return StoringPlan(storing: entry, expectedLength: head.headerFields.value(.contentLength).flatMap { Int($0) })
     }
 
     /// Sends `request` to the origin and answers with its response as it arrives: `decide` gives

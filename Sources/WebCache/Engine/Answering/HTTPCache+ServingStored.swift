@@ -51,7 +51,7 @@ extension HTTPCache {
             ranges = .partial(pieces)
         } else {
             ranges =
-                request.headerFields[.range] == nil
+                !request.headerFields.contains(.range)
                 ? .whole : rules.rangeAnswer(to: request, stored: entry.stored, length: length)
         }
         let sentRange: Range<Int>
@@ -89,7 +89,7 @@ extension HTTPCache {
                 case .whole where request.method == .head:
                     // The fields a GET would get (RFC 9110 §9.3.2), its length among them when the
                     // origin sent none (a chunked response).
-                    if head.headerFields[.contentLength] == nil {
+                    if !head.headerFields.contains(.contentLength) {
                         head.headerFields[.contentLength] = String(entry.bodySize)
                     }
                 case .whole:
@@ -104,7 +104,8 @@ extension HTTPCache {
                     let boundary = "webcache-\(String(UInt64(bitPattern: entry.id), radix: 16))-\(entry.bodySize)"
                     let parts = try pieces.map { ($0, try store.readBody(entry, range: inFile($0))) }
                     body = rules.multipartBody(
-                        parts: parts, contentType: entry.stored.response.headerFields[.contentType], length: length,
+                        parts: parts, contentType: entry.stored.response.headerFields.value(.contentType),
+                        length: length,
                         boundary: boundary)
                     head = rules.partialHead(
                         head, ranges: pieces, length: length, boundary: boundary, bodyLength: body.count)
@@ -135,7 +136,8 @@ extension HTTPCache {
     /// sliding expiry; `nil` when no such rule applies.
     func slidingExpiry(of entry: CacheEntry, url: URL, policy: CachePolicy, now: Date) -> Date? {
         guard !policy.lifetimes.isEmpty,
-            let rule = policy.lifetimeRule(for: url, contentType: entry.stored.response.headerFields[.contentType]),
+            let rule = policy.lifetimeRule(
+                for: url, contentType: entry.stored.response.headerFields.value(.contentType)),
             rule.slidingExpiry == true, let seconds = rule.ttl ?? rule.defaultTTL
         else { return nil }
         return now.addingTimeInterval(TimeInterval(WholeSeconds.clamped(seconds)))

@@ -56,7 +56,8 @@ extension HTTPCache {
             if await store.entryOnItsWayWritten(key), let stored = onceStored() { return stored }
         }
         let head = result.head
-        if request.method == .get && head.status.code == 206 && isMedia(head) && request.headerFields[.range] != nil,
+        if request.method == .get && head.status.code == 206 && isMedia(head)
+            && request.headerFields.contains(.range),
             let part = rules.storablePart(of: head), !part.isComplete,
             (part.completeLength ?? .max) <= store.configuration.maximumEntrySize
         {
@@ -126,7 +127,7 @@ extension HTTPCache {
                 removalMark: removalMark, policy: policy)
             : nil
         var plan = StoringPlan(
-            storing: storing, key: key, expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+            storing: storing, key: key, expectedLength: head.headerFields.value(.contentLength).flatMap { Int($0) })
         if head.status.code == 206, let entry = storing {
             plan = partToStore(request, head: head, storing: entry)
             storing = plan.storing
@@ -151,7 +152,7 @@ extension HTTPCache {
     /// `Content-Length`): one the store would give up on half-way, so it is not planned for —
     /// nor said to be stored in `Cache-Status`.
     static func announcesMore(than limit: Int, _ head: HTTPResponse) -> Bool {
-        guard head.status.code != 206, let length = head.headerFields[.contentLength].flatMap({ Int($0) }) else {
+        guard head.status.code != 206, let length = head.headerFields.value(.contentLength).flatMap({ Int($0) }) else {
             return false
         }
         return length > limit

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import WebCacheStore
 
@@ -18,7 +19,7 @@ extension HTTPCache {
 
     /// Whether a response is audio or video, which players fetch in ranges.
     func isMedia(_ head: HTTPResponse) -> Bool {
-        guard let type = head.headerFields[.contentType]?.lowercased() else { return false }
+        guard let type = head.headerFields.value(.contentType)?.lowercased() else { return false }
         return type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("application/ogg")
     }
 

@@ -39,14 +39,17 @@ extension HTTPCache {
         decision: ReuseDecision
     ) -> Step? {
         let offline = mode == .onlyCache || rules.directives(for: request).onlyIfCached
-        if request.headerFields[.range] != nil, rules.rangesWithin(part, for: request, stored: entry.stored) != nil {
+        if request.headerFields.contains(.range),
+            rules.rangesWithin(part, for: request, stored: entry.stored) != nil
+        {
             switch decision.action {
             case .useFresh, .useStale, .gatewayTimeout: return nil  // served (or refused) as any stored response
             case .fetch, .validate: break
             }
-        } else if request.method == .get, request.headerFields[.range] == nil, part.range.lowerBound == 0, !offline,
+        } else if request.method == .get, !request.headerFields.contains(.range), part.range.lowerBound == 0,
+            !offline,
             !hasConditionals(request),
-            entry.stored.response.headerFields[.eTag].flatMap({ EntityTag(parsing: $0) })?.isWeak == false
+            entry.stored.response.headerFields.value(.eTag).flatMap({ EntityTag(parsing: $0) })?.isWeak == false
         {
             // Only with a strong ETag: the rest is asked for with If-Range, and parts combine only
             // under one strong validator.
@@ -144,7 +147,7 @@ extension HTTPCache {
         }
         var outgoing = request
         outgoing.headerFields[.range] = "bytes=\(part.range.upperBound)-"
-        outgoing.headerFields[.ifRange] = entry.stored.response.headerFields[.eTag]
+        outgoing.headerFields[.ifRange] = entry.stored.response.headerFields.value(.eTag)
         let removalMark = store.removalMark
         let requestTime = clock()
         let origin: OriginStream
@@ -182,7 +185,7 @@ extension HTTPCache {
                 storing: entryToStore(
                     request, head: head, requestTime: requestTime, responseTime: responseTime,
                     removalMark: removalMark, policy: policy),
-                expectedLength: head.headerFields[.contentLength].flatMap { Int($0) })
+                expectedLength: head.headerFields.value(.contentLength).flatMap { Int($0) })
         } else {
             logger.debug(
                 "\(url.absoluteString): the origin answered \(head.status.code) for the rest of a stored part; fetching it whole"
@@ -207,7 +210,8 @@ extension HTTPCache {
     /// ``arrivingRangeReach`` past what has arrived is answered from it, as a 206 that follows the
     /// download; `nil` otherwise (the range gets its own request).
     func rangeOfArrivingBody(_ request: HTTPRequest, key: CacheKey, url: URL) async -> CacheResponse? {
-        guard request.method == .get, request.headerFields[.ifRange] == nil, let value = request.headerFields[.range],
+        guard request.method == .get, !request.headerFields.contains(.ifRange),
+            let value = request.headerFields.value(.range),
             request.headerFields[values: .range].count == 1, let ranges = ByteRangeRequest(value)
         else { return nil }
         var whole = request
@@ -215,7 +219,7 @@ extension HTTPCache {
         let wholeKey = FetchKey(whole, url: key.url)
         guard let running = misses.running(for: wholeKey), let fetch = try? await running.value,
             fetch.head.status.code == 200, let storing = fetch.storing, mayShare(fetch, with: request),
-            let length = fetch.head.headerFields[.contentLength].flatMap({ Int($0) }),
+            let length = fetch.head.headerFields.value(.contentLength).flatMap({ Int($0) }),
             case .satisfiable(let pieces) = ranges.resolve(length: length), pieces.count == 1,
             pieces[0].lowerBound <= fetch.body.receivedCount + Self.arrivingRangeReach
         else { return nil }

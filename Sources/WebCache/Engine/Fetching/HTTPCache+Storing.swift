@@ -55,7 +55,7 @@ extension HTTPCache {
         let freshness = rules.freshness(of: stored)
         var appExpiry: Date?
         if let url = knownURL ?? request.url,
-            let rule = policy.lifetimeRule(for: url, contentType: head.headerFields[.contentType])
+            let rule = policy.lifetimeRule(for: url, contentType: head.headerFields.value(.contentType))
         {
             if let ttl = rule.ttl {
                 appExpiry = responseTime.addingTimeInterval(TimeInterval(WholeSeconds.clamped(ttl)))

@@ -1,3 +1,4 @@
+import HTTPCaching
 import HTTPTypes
 import WebCacheStore
 
@@ -33,12 +34,12 @@ struct FetchKey: Hashable, Sendable {
         let fields = request.headerFields
         method = request.method
         self.url = url
-        accept = fields[.accept]
-        acceptEncoding = fields[.acceptEncoding]
-        acceptLanguage = fields[.acceptLanguage]
-        authorization = fields[.authorization]
-        cookie = fields[.cookie]
-        range = fields[.range]
+        accept = fields.value(.accept)
+        acceptEncoding = fields.value(.acceptEncoding)
+        acceptLanguage = fields.value(.acceptLanguage)
+        authorization = fields.value(.authorization)
+        cookie = fields.value(.cookie)
+        range = fields.value(.range)
     }
 }
 
