@@ -22,46 +22,49 @@ import Foundation
 /// The body is read only as fast as the engine takes it when it follows the exchange's
 /// ``OriginBodyPacing``: past ``OriginBodyPacing/pauseAbove`` bytes not taken, the connection's
 /// next read is held (and the body's time limit stopped) until the pacing resumes it.
+///
+/// Used on its channel's event loop only: its stored properties are `@exclusivity(unchecked)`,
+/// since the runtime's check of every access to them would only repeat the compiler's.
 final class OriginExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private var context: ChannelHandlerContext?
-    private var exchange: Exchange?
-    private var parser = ResponseParser()
-    private var headReceived = false
+    @exclusivity(unchecked) private var context: ChannelHandlerContext?
+    @exclusivity(unchecked) private var exchange: Exchange?
+    @exclusivity(unchecked) private var parser = ResponseParser()
+    @exclusivity(unchecked) private var headReceived = false
     /// The final head, received in the read being parsed and not handed over yet.
-    private var headToHandOver: HTTPResponse?
-    private var received = 0
-    private var keepAlive = false
+    @exclusivity(unchecked) private var headToHandOver: HTTPResponse?
+    @exclusivity(unchecked) private var received = 0
+    @exclusivity(unchecked) private var keepAlive = false
     /// The time limit of the exchange: one scheduled task, which moves its own deadline on when
     /// it fires early (progress only moves `deadline`, so a chunk costs no timer of its own). It
     /// outlives the exchange: the connection's next exchange only moves `deadline` too, and a
     /// timer that fires between exchanges does nothing; so a kept-alive connection schedules
     /// about one timer per time limit, not one per exchange. Cancelled when the connection goes.
-    private var timer: Scheduled<Void>?
+    @exclusivity(unchecked) private var timer: Scheduled<Void>?
     /// When `timer` fires.
-    private var timerFiresAt = NIODeadline.distantFuture
-    private var deadline = NIODeadline.distantFuture
-    private var timingBody = false
+    @exclusivity(unchecked) private var timerFiresAt = NIODeadline.distantFuture
+    @exclusivity(unchecked) private var deadline = NIODeadline.distantFuture
+    @exclusivity(unchecked) private var timingBody = false
     /// The last error the connection reported (a TLS handshake that failed comes to the request's
     /// write, or as an error around the close): the reason given when it closes.
-    private var lastError: (any Error)?
+    @exclusivity(unchecked) private var lastError: (any Error)?
     /// The back-pressure of the body on its way, made when the head is handed over without it
     /// (its closures hold this handler: let go when the exchange ends, however it ends).
-    private var pacing: OriginBodyPacing?
+    @exclusivity(unchecked) private var pacing: OriginBodyPacing?
     /// Tells this exchange's pacing from an earlier one's.
-    private var mark: Mark?
+    @exclusivity(unchecked) private var mark: Mark?
     /// The body's reader is behind (``OriginBodyPacing``): reads are held.
-    private var readingPaused = false
+    @exclusivity(unchecked) private var readingPaused = false
     /// A read was asked for while paused: it is made when reading resumes.
-    private var readPending = false
+    @exclusivity(unchecked) private var readPending = false
     /// The request's body is still being sent (``requestBodyProgress()``,
     /// ``requestBodySent()``): a response that ends meanwhile leaves the connection unusable.
-    private var sendingBody = false
+    @exclusivity(unchecked) private var sendingBody = false
     /// Undoes the response body's transfer coding, when it came in one besides chunked.
-    private var decoding: TransferDecoding?
+    @exclusivity(unchecked) private var decoding: TransferDecoding?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context

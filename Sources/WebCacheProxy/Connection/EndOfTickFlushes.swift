@@ -5,12 +5,13 @@ import NIOCore
 /// together once the loop has handled the I/O of its tick, by one task per tick rather than one
 /// per answer (a task is an allocation and a trip through the loop's queue). Answers to the
 /// connections that were readable in the same tick go out back to back, which wakes their
-/// clients fewer times than one flush per answer. Used on its loop only.
+/// clients fewer times than one flush per answer. Used on its loop only, so its properties skip
+/// the runtime's exclusivity check (see ``ProxyHTTPHandler``).
 final class EndOfTickFlushes {
     private let loop: any EventLoop
-    private var channels: [any Channel] = []
+    @exclusivity(unchecked) private var channels: [any Channel] = []
     /// The array flushed last time, empty, kept for its capacity.
-    private var spare: [any Channel] = []
+    @exclusivity(unchecked) private var spare: [any Channel] = []
 
     init(loop: any EventLoop) {
         self.loop = loop

@@ -9,16 +9,17 @@ import NIOCore
 /// reading is still found: after the last flush nothing more is sent until the writes before
 /// it complete (the proxy writes an answer, or a streamed body's next part, only then), so the
 /// connection goes quiet and is let go one timeout after that flush. Like `IdleStateHandler`,
-/// it fires again after each further `timeout` that stays quiet.
+/// it fires again after each further `timeout` that stays quiet. Used on its channel's loop
+/// only, so its properties skip the runtime's exclusivity check (see ``ProxyHTTPHandler``).
 final class IdleConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = NIOAny
 
     private let timeout: TimeAmount
-    private var lastActivity = NIODeadline.uptimeNanoseconds(0)
+    @exclusivity(unchecked) private var lastActivity = NIODeadline.uptimeNanoseconds(0)
     /// A read has delivered bytes and its `channelReadComplete` has not come yet.
-    private var reading = false
-    private var check: Scheduled<Void>?
+    @exclusivity(unchecked) private var reading = false
+    @exclusivity(unchecked) private var check: Scheduled<Void>?
 
     init(timeout: TimeAmount) {
         self.timeout = timeout

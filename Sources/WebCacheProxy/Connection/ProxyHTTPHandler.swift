@@ -29,6 +29,10 @@ import Foundation
 /// `CONNECT`, interception and upgrades are in `ProxyHTTPHandler+Tunnels.swift`, heads that do
 /// not arrive in time and bytes that are not HTTP in `ProxyHTTPHandler+Malformed.swift`; the
 /// state they share with this file is module-internal for that reason only.
+///
+/// The stored properties are `@exclusivity(unchecked)`: the handler is used on its channel's
+/// event loop only, where the runtime's check of every access to a class property (two calls
+/// into the runtime and a thread-local lookup each) only repeats what the compiler checks.
 final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -36,23 +40,23 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     let proxy: CachingProxy
     /// What the client has sent, as requests; what it sent after a `CONNECT` goes to the tunnel.
-    var parser: RequestParser
+    @exclusivity(unchecked) var parser: RequestParser
     /// The request whose head has arrived and whose end has not.
-    var head: RequestHead?
-    var body = ByteBuffer()
+    @exclusivity(unchecked) var head: RequestHead?
+    @exclusivity(unchecked) var body = ByteBuffer()
     /// The bytes of the proxy's request-body budget this request holds (``RequestBodyBudget``).
-    private var bodyReservation = 0
+    @exclusivity(unchecked) private var bodyReservation = 0
     /// Where the body of the request in progress goes: held whole, or streamed to the origin.
-    var upload = Upload.none
+    @exclusivity(unchecked) var upload = Upload.none
     /// The bytes of the streamed body that have come.
-    var uploaded = 0
-    var refusal: ProxyResponse?
+    @exclusivity(unchecked) var uploaded = 0
+    @exclusivity(unchecked) var refusal: ProxyResponse?
     /// What the connection decides: see ``ConnectionState``.
-    var state = ConnectionState()
+    @exclusivity(unchecked) var state = ConnectionState()
     /// Whether the client connects from this machine (worked out once per connection).
-    var clientOnLoopback: Bool?
+    @exclusivity(unchecked) var clientOnLoopback: Bool?
     /// Ends a request head that is still arriving after ``ProxyConfiguration/requestHeadTimeout``.
-    var headDeadline: Scheduled<Void>?
+    @exclusivity(unchecked) var headDeadline: Scheduled<Void>?
 
     /// Inside an intercepted tunnel: its destination, which every request goes to.
     let tunnel: InterceptedTunnel?
@@ -61,20 +65,20 @@ final class ProxyHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The task answering the request in progress, when it is answered on one: cancelled when
     /// the client goes, so that an answer waiting for the origin's next bytes stops waiting (and
     /// a body only its client would read is given up, its origin connection closed).
-    var answering: Task<Void, Never>?
+    @exclusivity(unchecked) var answering: Task<Void, Never>?
     /// The body of the last answer on a task, when the answer was over before its stream ended:
     /// the next answer on a task waits for it before the connection goes on (``UnendedBody``).
-    var unended: UnendedBody?
+    @exclusivity(unchecked) var unended: UnendedBody?
     /// Where whole answers on this connection's loop wait to be flushed at the end of its tick.
-    var endOfTick: NIOLoopBound<EndOfTickFlushes>?
+    @exclusivity(unchecked) var endOfTick: NIOLoopBound<EndOfTickFlushes>?
     /// Whether ``answered(context:keepAlive:)`` is going through the requests that waited: an
     /// answer written on the spot meanwhile leaves the next one to that loop instead of starting
     /// its own, so that a burst of pipelined requests answered from the store is a loop, not a
     /// recursion as deep as the burst (600 requests behind a miss overflowed a debug build's
     /// stack).
-    var handlingWaitingParts = false
+    @exclusivity(unchecked) var handlingWaitingParts = false
     /// The connection was handed to a tunnel: this handler is on its way out.
-    var handedOver = false
+    @exclusivity(unchecked) var handedOver = false
 
     init(proxy: CachingProxy, tunnel: InterceptedTunnel? = nil) {
         self.proxy = proxy
