@@ -210,7 +210,7 @@ public final class HTTPCache: Sendable {
     /// A `bodyStream` (an upload still arriving) goes to the origin as it arrives, in place of
     /// `body`, when the request goes there (an unsafe method, or one passed through); a request
     /// answered otherwise leaves it unread.
-    package func streamingResponse(
+    nonisolated(nonsending) package func streamingResponse(
         for request: HTTPRequest, url: URL?, body: Data? = nil, bodyStream: RequestBodyStream? = nil,
         mode: RequestMode = .default, interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil,
         bodyStreamsFrom streamedSize: Int? = nil

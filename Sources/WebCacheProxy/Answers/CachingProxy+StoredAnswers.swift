@@ -135,7 +135,7 @@ extension CachingProxy {
     ///
     /// `trip` is the engine's decision for the request, when
     /// ``storedAnswer(for:url:clientHead:persistence:allocator:trip:)`` has just made it.
-    func respond(
+    nonisolated(nonsending) func respond(
         to request: HTTPRequest, url: URL, body: Data?, bodyStream: RequestBodyStream? = nil,
         interim: InterimResponseHandler? = nil, trip: HTTPCache.OriginTrip? = nil
     ) async -> ProxyResponse {

@@ -21,7 +21,7 @@ extension CachingProxy {
     /// written, the entry not yet committed): the connection waits for it before the answer
     /// after next, so that a client cannot run ahead of the store by more than one answer.
     @discardableResult
-    func write(
+    nonisolated(nonsending) func write(
         _ response: ProxyResponse, framing: BodyFraming, to channel: any Channel, persistence: ConnectionPersistence,
         method: NIOHTTP1.HTTPMethod
     ) async -> UnendedBody? {

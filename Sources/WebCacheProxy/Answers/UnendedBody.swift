@@ -11,7 +11,7 @@ struct UnendedBody: Sendable {
     let index: Int
 
     /// Returns once the stream has ended, whole or not (the answer is not affected either way).
-    func ended() async {
+    nonisolated(nonsending) func ended() async {
         var rest = stream.makeAsyncIterator(startingAt: index)
         while (try? await rest.next()) != nil {}
     }

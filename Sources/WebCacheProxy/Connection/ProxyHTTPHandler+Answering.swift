@@ -91,7 +91,7 @@ extension ProxyHTTPHandler {
 
     /// Keeps `unended` as the connection's body still ending and returns the one kept before, on
     /// the connection's loop.
-    private static func swapUnended(
+    nonisolated(nonsending) private static func swapUnended(
         _ unended: UnendedBody?, of loopBound: NIOLoopBound<(ProxyHTTPHandler, ChannelHandlerContext)>
     ) async -> UnendedBody? {
         let loop = loopBound.eventLoop

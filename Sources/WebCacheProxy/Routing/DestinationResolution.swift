@@ -90,7 +90,7 @@ extension CachingProxy {
 
     /// The refusal for a destination name that resolves inside this machine or its network,
     /// when the proxy must check (``mustResolve(_:)``); `nil` when it may go there.
-    package func resolvedRefusal(for host: String) async -> ProxyResponse? {
+    nonisolated(nonsending) package func resolvedRefusal(for host: String) async -> ProxyResponse? {
         guard mustResolve(host), await destinations.resolvesInternally(host) else { return nil }
         return .error(403, "\(host) resolves to this machine or a private network, which this proxy does not serve")
     }

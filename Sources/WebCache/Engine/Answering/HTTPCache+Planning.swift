@@ -106,7 +106,7 @@ extension HTTPCache {
     }
 
     /// One hop: the request path of the type's documentation.
-    func respond(
+    nonisolated(nonsending) func respond(
         to request: HTTPRequest, url: URL? = nil, body: Data?, bodyStream: RequestBodyStream? = nil,
         mode: RequestMode, interim: InterimResponseHandler? = nil, trip: OriginTrip? = nil,
         bodyStreamsFrom streamedSize: Int? = nil

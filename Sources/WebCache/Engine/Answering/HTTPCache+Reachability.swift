@@ -37,7 +37,9 @@ extension HTTPCache {
     /// be unreachable, and learns from how it ends: a connection that could not be made starts
     /// or lengthens the back-off window, anything else from the origin ends it. `admitted` when
     /// the caller has already been let through (a probe).
-    func contactOrigin<T>(_ url: URL?, admitted: Bool = false, _ operation: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func contactOrigin<T>(
+        _ url: URL?, admitted: Bool = false, _ operation: () async throws -> T
+    ) async throws -> T {
         guard let settings = reachabilitySettings, let url else {
             return try await operation()
         }

@@ -41,7 +41,7 @@ extension BodyBroadcast {
     }
 
     /// Returns once the body has ended, whole or not (then the store has what it will keep).
-    func ended() async {
+    nonisolated(nonsending) func ended() async {
         try? await firstBytes(.max)
     }
 

@@ -232,7 +232,7 @@ final class BodyBroadcast: Sendable {
     /// memory is read back from its file, the store's or a spill file (a ``StoreError`` if that
     /// fails). A task cancelled while it waits stops waiting with a `CancellationError` (a
     /// client that went away, while the origin sends nothing).
-    func chunk(at index: Int) async throws -> Data? {
+    nonisolated(nonsending) func chunk(at index: Int) async throws -> Data? {
         // What has arrived is answered without a continuation (one allocation and a resume less
         // per chunk); only a reader ahead of the origin waits, under a number of its own.
         let (arrived, reader) = state.withLock { state -> (Ready, UInt64) in
@@ -273,7 +273,7 @@ final class BodyBroadcast: Sendable {
 
     /// The chunk at `index` for the reader that answers with the body: ``chunk(at:)``, once the
     /// chunks before it are let go when the body is read once.
-    func take(at index: Int) async throws -> Data? {
+    nonisolated(nonsending) func take(at index: Int) async throws -> Data? {
         let (pacing, bytes) = state.withLock { $0.takeChunks(before: index) }
         if bytes > 0 { pacing?.taken(bytes) }
         return try await chunk(at: index)

@@ -18,7 +18,7 @@ extension HTTPCache {
     /// decision from the store: a hit, as the request was never forwarded, RFC 9211 §2.1) —
     /// so a request that follows a whole answer is told it was a hit whatever the index
     /// writer's timing.
-    func fetchAndRespond(
+    nonisolated(nonsending) func fetchAndRespond(
         _ request: HTTPRequest, key: CacheKey, url: URL, forward: CacheStatus.Forward, policy: CachePolicy,
         interim: InterimResponseHandler? = nil, onceStored: (() -> CacheResponse?)? = nil
     ) async throws -> CacheResponse {
@@ -91,7 +91,7 @@ extension HTTPCache {
 
     /// Sends a request and returns once the head is in, streaming the body as
     /// ``streamedFetch(_:of:key:url:policy:requestTime:removalMark:release:)`` says.
-    private func startStreamedFetch(
+    nonisolated(nonsending) private func startStreamedFetch(
         _ request: HTTPRequest, key: CacheKey, url: URL, policy: CachePolicy, interim: InterimResponseHandler?,
         release: @escaping @Sendable () async -> Void
     ) async throws -> StreamedFetch {
@@ -111,7 +111,7 @@ extension HTTPCache {
     /// stored as a part, combined with the part stored before when they combine
     /// (``partToStore(_:head:storing:)``). `request` is what is stored as asked for (a
     /// revalidation's, without its validators); `removalMark` the store's from before it was sent.
-    func streamedFetch(
+    nonisolated(nonsending) func streamedFetch(
         _ origin: OriginStream, of request: HTTPRequest, key: CacheKey, url: URL, policy: CachePolicy,
         requestTime: Date, removalMark: RemovalMark?, release: @escaping @Sendable () async -> Void
     ) async -> StreamedFetch {

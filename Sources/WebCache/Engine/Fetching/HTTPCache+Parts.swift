@@ -209,7 +209,9 @@ extension HTTPCache {
     /// response may serve this request (``mayShare``), a single range that starts at most
     /// ``arrivingRangeReach`` past what has arrived is answered from it, as a 206 that follows the
     /// download; `nil` otherwise (the range gets its own request).
-    func rangeOfArrivingBody(_ request: HTTPRequest, key: CacheKey, url: URL) async -> CacheResponse? {
+    nonisolated(nonsending) func rangeOfArrivingBody(_ request: HTTPRequest, key: CacheKey, url: URL) async
+        -> CacheResponse?
+    {
         guard request.method == .get, !request.headerFields.contains(.ifRange),
             let value = request.headerFields.value(.range),
             request.headerFields[values: .range].count == 1, let ranges = ByteRangeRequest(value)

@@ -22,7 +22,7 @@ extension HTTPCache {
     /// the origin client's `pacing`, when it has one (``BodyBroadcast/follow(_:)``), and so does
     /// one whose storing stops half-way while only its first reader reads it
     /// (``BodyBroadcast/storingStopped(pacing:)``).
-    func pumpBody(
+    nonisolated(nonsending) func pumpBody(
         _ chunks: AsyncThrowingStream<Data, any Error>, into body: BodyBroadcast, plan: StoringPlan, url: URL?,
         pacing: OriginBodyPacing? = nil, release: @Sendable () async -> Void
     ) async {

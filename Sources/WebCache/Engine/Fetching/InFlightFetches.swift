@@ -37,7 +37,7 @@ final class InFlightFetches<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// Like ``value(for:_:)`` for an operation that answers early and goes on working (a body
     /// still arriving): the key stays joinable until the operation calls the `release` it is
     /// given (it must, once, also when it fails after answering).
-    func valueKeptJoinable(
+    nonisolated(nonsending) func valueKeptJoinable(
         for key: Key,
         _ operation: @escaping @Sendable (_ release: @escaping @Sendable () async -> Void) async throws -> Value
     ) async throws -> (value: Value, collapsed: Bool) {
