@@ -14,7 +14,12 @@ extension CacheRules {
     /// a heuristically cacheable status (or `public`) with `Last-Modified` gets
     /// ``HeuristicFreshness/fraction`` of its age, capped at ``HeuristicFreshness/maximum``.
     public func freshness(of stored: StoredResponse) -> Freshness {
-        let directives = directives(for: stored.response)
+        freshness(of: stored, directives: directives(for: stored.response))
+    }
+
+    /// ``freshness(of:)`` with the stored response's directives already parsed, for a caller
+    /// that needs them again.
+    package func freshness(of stored: StoredResponse, directives: ResponseDirectives) -> Freshness {
         let cc = directives.cacheControl
         let field = directives.isTargeted ? directives.source.rawName : nil
         if kind.shared, let sMaxAge = cc.sharedMaxAge {

@@ -11,8 +11,15 @@ extension CacheRules {
     /// unless `public`, `must-revalidate` or `s-maxage` allow it (§3.5); `Vary: *`; and a
     /// response with no explicit freshness, no heuristically cacheable status and no `public`.
     public func storability(of response: HTTPResponse, for request: HTTPRequest) -> Storability {
+        storability(of: response, for: request, directives: directives(for: response))
+    }
+
+    /// ``storability(of:for:)`` with the response's directives already parsed
+    /// (`directives(for:)` of the response), for a caller that needs them again.
+    package func storability(
+        of response: HTTPResponse, for request: HTTPRequest, directives: ResponseDirectives
+    ) -> Storability {
         let status = response.status.code
-        let directives = directives(for: response)
         let cc = directives.cacheControl
         let requestDirectives = self.directives(for: request)
         let source = directives.isTargeted ? " in \(directives.source.rawName)" : ""

@@ -30,12 +30,16 @@ extension HTTPCache {
         _ request: HTTPRequest, url knownURL: URL? = nil, head response: HTTPResponse, requestTime: Date,
         responseTime: Date, removalMark: RemovalMark?, policy: CachePolicy
     ) -> NewEntry? {
-        let storability = rules.storability(of: response, for: request)
+        // Parsed once: what is stored keeps the same directives unless storing took fields out
+        // (then they are parsed again, in case one was a Cache-Control) or the app's hook changed it.
+        let responseDirectives = rules.directives(for: response)
+        let storability = rules.storability(of: response, for: request, directives: responseDirectives)
         guard storability.isStorable else {
             logger.debug("not storing \(request.url?.absoluteString ?? "?"): \(storability)")
             return nil
         }
         var head = rules.headForStorage(response, storability: storability)
+        var headChanged = head.headerFields.count != response.headerFields.count
         if rules.kind.shared, head.headerFields.contains(.setCookie) {
             switch policy.sharedSetCookie {
             case .keep: break
@@ -49,10 +53,12 @@ extension HTTPCache {
         if let hook = settings.withLock({ $0.willCache }) {
             guard let changed = hook(request, head) else { return nil }
             head = changed
+            headChanged = true
         }
+        let directives = headChanged ? rules.directives(for: head) : responseDirectives
         let stored = StoredResponse(
             request: request, response: head, requestTime: requestTime, responseTime: responseTime)
-        let freshness = rules.freshness(of: stored)
+        let freshness = rules.freshness(of: stored, directives: directives)
         var appExpiry: Date?
         if let url = knownURL ?? request.url,
             let rule = policy.lifetimeRule(for: url, contentType: head.headerFields.value(.contentType))
@@ -63,10 +69,9 @@ extension HTTPCache {
                 appExpiry = responseTime.addingTimeInterval(TimeInterval(WholeSeconds.clamped(defaultTTL)))
             }
         }
-        let directives = rules.directives(for: head).cacheControl
         let staleAllowance = [
-            policy.offlineMaxStale ?? 365 * 86_400, directives.staleWhileRevalidate?.seconds ?? 0,
-            directives.staleIfError?.seconds ?? 0,
+            policy.offlineMaxStale ?? 365 * 86_400, directives.cacheControl.staleWhileRevalidate?.seconds ?? 0,
+            directives.cacheControl.staleIfError?.seconds ?? 0,
         ].max()!
         let lifetimeEnd = max(
             responseTime.addingTimeInterval(TimeInterval(freshness.lifetime)), appExpiry ?? .distantPast)
