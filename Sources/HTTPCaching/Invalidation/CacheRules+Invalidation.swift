@@ -21,7 +21,7 @@ extension CacheRules {
         else { return [] }
         var uris = [target]
         for name in [HTTPField.Name.location, .contentLocation] {
-            guard let value = response.headerFields[name], !value.isEmpty,
+            guard let value = response.headerFields.value(name), !value.isEmpty,
                 let resolved = URLReference.resolve(value, against: target),
                 URLReference.sameOrigin(resolved, target),
                 !uris.contains(where: { URLReference.sameResource($0, resolved) })

@@ -242,7 +242,7 @@ extension HTTPCache {
     /// Whether the request carries preconditions (then it is not completed from a part).
     private func hasConditionals(_ request: HTTPRequest) -> Bool {
         [HTTPField.Name.ifMatch, .ifNoneMatch, .ifModifiedSince, .ifUnmodifiedSince, .ifRange].contains {
-            request.headerFields[$0] != nil
+            request.headerFields.contains($0)
         }
     }
 }
