@@ -1,3 +1,4 @@
+import HTTPTypes
 import Testing
 import WebCacheTestSupport
 
@@ -183,6 +184,23 @@ struct CacheControlMemoTests {
             #expect(CacheControlParser.parse(["max-age=\(index)"]).first?.argument == "\(index)")
         }
         #expect(CacheControl(fields: [.cacheControl: value]).maxAge?.seconds == 3600)
+    }
+
+    @Test("a message's lines: none, one, or several each parsed on its own, as their values are")
+    func fieldLines() {
+        #expect(CacheControl(fields: [.contentType: "text/html"]).isEmpty)
+        let line = "no-cache, max-age=5"
+        #expect(CacheControl(fields: [.cacheControl: line]) == CacheControl(values: [line]))
+        // Two lines are two lists: an unterminated quote in the first does not swallow the second,
+        // as it would in the two joined into one value.
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .cacheControl, value: "foo=\"unterminated"))
+        fields.append(HTTPField(name: .contentType, value: "text/html"))
+        fields.append(HTTPField(name: .cacheControl, value: "max-age=5"))
+        let parsed = CacheControl(fields: fields)
+        #expect(parsed == CacheControl(values: ["foo=\"unterminated", "max-age=5"]))
+        #expect(parsed.maxAge?.seconds == 5)
+        #expect(CacheControl(values: ["foo=\"unterminated, max-age=5"]).maxAge == nil)
     }
 
     @Test("values that are not ASCII are parsed each time: canonically equal spellings keep their own bytes")

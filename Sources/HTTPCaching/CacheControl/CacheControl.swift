@@ -49,7 +49,17 @@ public struct CacheControl: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses every `Cache-Control` line of `fields`.
     public init(fields: HTTPFields) {
-        self.init(values: fields[values: .cacheControl])
+        // One line, as nearly every message has: its value parsed (or found parsed) without an
+        // array of the values to hold it.
+        var line: String?
+        for field in fields where field.name == .cacheControl {
+            guard line == nil else {
+                self.init(values: fields[values: .cacheControl])
+                return
+            }
+            line = field.value
+        }
+        self.init(directives: line.map(CacheControlParser.parse(line:)) ?? [])
     }
 
     /// Creates the value from directives.

@@ -16,13 +16,19 @@ enum CacheControlParser {
     static let memoizedLength = 256
 
     static func parse(_ values: [String]) -> [CacheDirective] {
+        guard values.count == 1, let value = values.first else { return parseAll(values) }
+        return parse(line: value)
+    }
+
+    /// The directives of one field line.
+    static func parse(line value: String) -> [CacheDirective] {
         // ASCII only: there, equal strings are equal bytes (Swift compares others by canonical
         // equivalence, which could hand one spelling the parse of another).
-        guard values.count == 1, let value = values.first, value.utf8.count <= memoizedLength,
-            value.utf8.allSatisfy({ $0 < 0x80 })
-        else { return parseAll(values) }
+        guard value.utf8.count <= memoizedLength, value.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return parseAll([value])
+        }
         if let known = memo.withLock({ $0[value] }) { return known }
-        let parsed = parseAll(values)
+        let parsed = parseAll([value])
         memo.withLock { $0[value] = parsed }
         return parsed
     }

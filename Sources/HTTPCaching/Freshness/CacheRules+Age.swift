@@ -28,7 +28,7 @@ public enum AgeField {
     /// `nil` for a missing, negative, fractional or otherwise malformed value, which is ignored.
     /// Values past 2^31 are capped at 2^31.
     public static func parse(_ fields: HTTPFields) -> Int? {
-        guard let first = fields[values: .age].first else { return nil }
+        guard let first = fields.first(where: { $0.name == .age })?.value else { return nil }
         let member = first.split(separator: ",", omittingEmptySubsequences: false).first ?? ""
         return DeltaSeconds.parse(member.trimmingHTTPWhitespace())
     }

@@ -71,8 +71,10 @@ extension CacheRules {
     /// The response's `Date`, or the time it was received when `Date` is missing or invalid
     /// (RFC 9110 §6.6.1).
     public func dateValue(of stored: StoredResponse) -> Date {
-        let values = stored.response.headerFields[values: .date]
-        if values.count >= 1, let date = HTTPDate.parse(values[0], now: stored.responseTime) {
+        // The first line's value, found without an array of every line's.
+        if let first = stored.response.headerFields.first(where: { $0.name == .date }),
+            let date = HTTPDate.parse(first.value, now: stored.responseTime)
+        {
             return date
         }
         return stored.responseTime

@@ -141,9 +141,14 @@ extension CachingProxy {
     ) async -> ProxyResponse {
         if let host = url.host, let refusal = await resolvedRefusal(for: host) { return refusal }
         do {
-            let response = try await cache.streamingResponse(
+            var response = try await cache.streamingResponse(
                 for: request, url: url, body: body, bodyStream: bodyStream, interim: interim, trip: trip)
-            return outgoing(response.head, body: ProxyResponse.Body(response.body))
+            // The head is taken out of the response rather than copied from it, so that `Via` is
+            // added to fields held nowhere else: in the room the engine left, not to a copy of them.
+            var head = HTTPResponse(status: .ok)
+            swap(&head, &response.head)
+            addVia(to: &head.headerFields, version: .http1_1)
+            return ProxyResponse(head: head, body: ProxyResponse.Body(response.body))
         } catch {
             return ErrorAnswers.response(for: error)
         }

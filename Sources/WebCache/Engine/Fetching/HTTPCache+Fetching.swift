@@ -83,11 +83,20 @@ extension HTTPCache {
             // (`private="Set-Cookie"`, `no-cache="…"` in a shared cache).
             if collapsed { head.headerFields = storing.stored.response.headerFields }
         }
-        head.headerFields = MessageFields.removingHopByHop(head.headerFields)
-        head.headerFields.appendCacheStatus(status)
+        var fields = MessageFields.removingHopByHop(head.headerFields)
+        // The stored entry shares the origin's fields, so adding `Cache-Status` copies them: once,
+        // with room for it and for the `Via` a proxy adds (a copy that only fits `Cache-Status`
+        // is copied again, at twice the size, for `Via`).
+        fields.reserveCapacity(fields.count + Self.fieldsAddedToAnAnswer)
+        fields.appendCacheStatus(status)
+        head.headerFields = fields
         let content: CacheResponse.Content = request.method == .head ? .bytes(Data()) : .arriving(fetch.body)
         return CacheResponse(head: head, content: content, cacheStatus: status, url: url)
     }
+
+    /// Fields an answer from a fetch may still get after the engine's own: `Cache-Status`, and a
+    /// proxy's `Via`.
+    static let fieldsAddedToAnAnswer = 2
 
     /// Sends a request and returns once the head is in, streaming the body as
     /// ``streamedFetch(_:of:key:url:policy:requestTime:removalMark:release:)`` says.
