@@ -60,6 +60,7 @@ extension CacheStore {
                     var ids: [Int64] = []
                     var removed: [RemovedRow] = []
                     ids.reserveCapacity(rows.count)
+                    try Self.countInUsage(rows, in: db)
                     for row in rows {
                         removed += try replaceRow(row, in: db)
                         ids.append(db.lastInsertedRowID)
@@ -77,6 +78,26 @@ extension CacheStore {
             return rows.flatMap { writeRows([$0]) }
         }
     }
+
+    /// Inside a write transaction, before `rows` are inserted: adds them to their namespaces'
+    /// `usage`, one statement per namespace rather than the trigger's upsert per row (their
+    /// inserts say so, `countedByWriter`). Counted first, so that a row of the batch replacing
+    /// an earlier one of the same batch takes away from a total that has it already.
+    private static func countInUsage(_ rows: [EntryRow], in db: Database) throws {
+        var totals: [String: (entries: Int64, bytes: Int64)] = [:]
+        for row in rows {
+            totals[row.namespace, default: (0, 0)].entries += 1
+            totals[row.namespace, default: (0, 0)].bytes += Int64(row.bodySize)
+        }
+        for (namespace, total) in totals {
+            try db.cachedStatement(sql: countedSQL).execute(arguments: [namespace, total.entries, total.bytes])
+        }
+    }
+
+    private static let countedSQL = """
+        INSERT INTO usage(namespace, entries, bytes) VALUES (?, ?, ?)
+        ON CONFLICT(namespace) DO UPDATE SET entries = entries + excluded.entries, bytes = bytes + excluded.bytes
+        """
 
     /// Inside a write transaction: deletes the row with the same key and variant as `row`, and
     /// the least recently used unpinned other variants past ``Configuration/maximumVariants``
@@ -170,11 +191,12 @@ extension CacheStore {
     private static let variantsSQL =
         "SELECT \(RemovedRow.columns), varyKey, lastAccess, pinned FROM entry WHERE namespace = ? AND method = ? AND url = ?"
 
-    /// A prepared insert of every column but the id, in ``EntryRow``'s order.
+    /// A prepared insert of every column but the id, in ``EntryRow``'s order, of a row already
+    /// counted in `usage` (``countInUsage(_:in:)``).
     private static let insertSQL = """
         INSERT INTO entry (namespace, method, url, host, varyKey, status, requestHeaders, responseHeaders, requestTime, \
-        responseTime, lastAccess, bodySize, bodyChecksum, bodyFile, bodyInline, appExpiry, discardAfter, groupName, pinned) \
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        responseTime, lastAccess, bodySize, bodyChecksum, bodyFile, bodyInline, appExpiry, discardAfter, groupName, pinned, \
+        countedByWriter) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
         """
 }
 
