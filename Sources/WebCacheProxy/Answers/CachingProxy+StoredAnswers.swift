@@ -143,10 +143,10 @@ extension CachingProxy {
         do {
             var response = try await cache.streamingResponse(
                 for: request, url: url, body: body, bodyStream: bodyStream, interim: interim, trip: trip)
-            // The head is taken out of the response rather than copied from it, so that `Via` is
-            // added to fields held nowhere else: in the room the engine left, not to a copy of them.
-            var head = HTTPResponse(status: .ok)
-            swap(&head, &response.head)
+            // The response lets go of its fields, so that `Via` is added to fields held nowhere
+            // else: in the room the engine left, not to a copy of them.
+            var head = response.head
+            response.head.headerFields = HTTPFields()
             addVia(to: &head.headerFields, version: .http1_1)
             return ProxyResponse(head: head, body: ProxyResponse.Body(response.body))
         } catch {

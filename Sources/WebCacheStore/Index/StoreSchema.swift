@@ -114,10 +114,11 @@ enum StoreSchema {
         }
         migrator.registerMigration("v6: new rows counted per transaction") { db in
             // The trigger's upsert of `usage` ran for every new row, about 1.8 µs of a row's 23
-            // in SQLite (docs/Benchmarks.md, "The index writer's rows counted per transaction"). Rows this writer inserts say they are counted already
-            // (`countedByWriter`), and the writer adds each transaction's rows to `usage` at
-            // once; a writer from before this migration (an older version on the same
-            // directory) inserts without the column, and the trigger counts its rows as before.
+            // in SQLite (docs/Benchmarks.md, "The index writer's rows counted per transaction").
+            // Rows this writer inserts say they are counted already (`countedByWriter`), and the
+            // writer adds each transaction's rows to `usage` at once; a writer from before this
+            // migration (an older version on the same directory) inserts without the column,
+            // and the trigger counts its rows as before.
             try db.execute(
                 sql: """
                     ALTER TABLE entry ADD COLUMN countedByWriter BOOLEAN NOT NULL DEFAULT 0;
