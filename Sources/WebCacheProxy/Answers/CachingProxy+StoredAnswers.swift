@@ -145,17 +145,18 @@ extension CachingProxy {
                 for: request, url: url, body: body, bodyStream: bodyStream, interim: interim, trip: trip)
             // The response lets go of its fields, so that `Via` is added to fields held nowhere
             // else: in the room the engine left, not to a copy of them.
-            var head = response.head
+            let head = response.head
             response.head.headerFields = HTTPFields()
-            addVia(to: &head.headerFields, version: .http1_1)
-            return ProxyResponse(head: head, body: ProxyResponse.Body(response.body))
+            return outgoing(consume head, body: ProxyResponse.Body(response.body))
         } catch {
             return ErrorAnswers.response(for: error)
         }
     }
 
-    private func outgoing(_ head: HTTPResponse, body: ProxyResponse.Body) -> ProxyResponse {
-        var head = head
+    /// `head` with this proxy in its `Via`, and `body`: an answer as it leaves. The head is
+    /// taken, so that a caller that hands over the only reference to its fields has `Via` added
+    /// in place.
+    private func outgoing(_ head: consuming HTTPResponse, body: ProxyResponse.Body) -> ProxyResponse {
         addVia(to: &head.headerFields, version: .http1_1)
         return ProxyResponse(head: head, body: body)
     }
