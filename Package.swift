@@ -47,6 +47,7 @@ let package = Package(
                 "HTTPCaching",
                 "CChecksum",
                 "CFileSpace",
+                "CSQLiteSettings",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite itself, for the one query on the hit path (`EntryLookup`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -149,6 +150,8 @@ let package = Package(
         .target(name: "CProcessorAffinity"),
         .target(name: "CUnnamedFiles"),
         .target(name: "CFileSpace"),
+        // The writer's connection settings that only SQLite's variadic C interface reaches.
+        .target(name: "CSQLiteSettings", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "WebCachePreload",
             dependencies: [

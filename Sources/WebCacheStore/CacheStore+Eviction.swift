@@ -78,9 +78,7 @@ extension CacheStore {
             let (sum, overflow) = freed.addingReportingOverflow(max(0, row["bodySize"] as Int))
             freed = overflow ? .max : sum
         }
-        for chunk in victims.map(\.id).chunked(into: 500) {
-            try db.execute(sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
-        }
+        try UsageAccounting.deleteEntries(victims.map(\.id), in: db)
         if !victims.isEmpty {
             logger.debug("evicted \(victims.count) entries to stay under \(configuration.diskCapacity) bytes")
         }

@@ -134,10 +134,7 @@ extension CacheStore {
             }
             return removed
         }
-        if !removed.isEmpty {
-            try db.execute(
-                sql: "DELETE FROM entry WHERE id IN (\(removed.map { String($0.id) }.joined(separator: ",")))")
-        }
+        if !removed.isEmpty { try UsageAccounting.deleteEntries(removed.map(\.id), in: db) }
         let insert = try db.cachedStatement(sql: Self.insertSQL)
         try withExtendedLifetime(insert) {
             let handle = insert.sqliteStatement

@@ -50,6 +50,9 @@ extension CacheStore {
             // writes each page an evicted body freed once more; FAST zeroes only where it costs
             // no writes.
             try db.execute(sql: "PRAGMA secure_delete = FAST")
+            // No statement journal for every stored row: this process counts what the triggers
+            // would (UsageAccounting); other processes keep their triggers.
+            try UsageAccounting.turnOffTriggers(db)
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrator.migrate(pool)
@@ -81,12 +84,7 @@ extension CacheStore {
         }
         let missing = referenced.filter { !bodies.contains($0.file) }.map(\.id)
         if !missing.isEmpty {
-            try pool.write { db in
-                for chunk in missing.chunked(into: 500) {
-                    try db.execute(
-                        sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
-                }
-            }
+            try pool.write { db in try UsageAccounting.deleteEntries(missing, in: db) }
         }
         let used = Set(referenced.map(\.file))
         let orphans = bodies.subtracting(used)

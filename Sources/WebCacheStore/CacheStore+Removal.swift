@@ -166,10 +166,7 @@ extension CacheStore {
                 let rows = try RemovedRow.fetchAll(
                     db, sql: "SELECT \(RemovedRow.columns) FROM entry WHERE namespace = ? AND (\(condition))",
                     arguments: [namespace] + arguments)
-                for chunk in rows.map(\.id).chunked(into: 500) {
-                    try db.execute(
-                        sql: "DELETE FROM entry WHERE id IN (\(chunk.map(String.init).joined(separator: ",")))")
-                }
+                try UsageAccounting.deleteEntries(rows.map(\.id), in: db)
                 return rows
             }
         }

@@ -2,8 +2,10 @@ import GRDB
 
 /// The index schema, as migrations. Invariants live in the schema: a body is either inline or
 /// in a file (never both, never neither), sizes are non-negative, a key and variant appear once
-/// per namespace, and per-namespace totals are kept (by triggers for removals and resizes, by
-/// the writer for the rows it inserts) so that capacity checks cost one row read.
+/// per namespace, and per-namespace totals are kept so that capacity checks cost one row read:
+/// by triggers, for connections that have them (other processes, older versions among them),
+/// and by this process's own statements, whose connections run without triggers
+/// (``UsageAccounting``). A migration must not rely on a trigger firing.
 enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
