@@ -22,8 +22,8 @@ import GRDB
 /// `namespace` (`entry_resized`'s work), nor rely on a trigger in a migration. Foreign keys'
 /// actions (a manifest's members deleted with it) are not triggers and still run.
 enum UsageAccounting {
-    /// Turns triggers off for the statements `db` prepares from now on. Call it before any
-    /// statement is prepared (GRDB's `prepareDatabase`), so that none keeps them.
+    /// Turns triggers off for the statements `db` prepares from now on: call it first thing on a
+    /// connection (GRDB's `prepareDatabase`). Fails when SQLite refuses.
     static func turnOffTriggers(_ db: Database) throws {
         guard webcache_sqlite_set_triggers(db.sqliteConnection, 0) == 0 else {
             throw StoreError(.databaseFailure, "SQLite would not turn off triggers on a connection to the cache index")
@@ -40,14 +40,16 @@ enum UsageAccounting {
             let removed = try Row.fetchAll(
                 db,
                 sql: "SELECT namespace, count(*), total(bodySize) FROM entry WHERE id IN (\(list)) GROUP BY namespace")
+            let subtract = try db.cachedStatement(sql: subtractSQL)
             for namespace in removed {
-                try db.execute(
-                    sql: "UPDATE usage SET entries = entries - ?, bytes = bytes - ? WHERE namespace = ?",
-                    arguments: [
-                        namespace[1] as DatabaseValue, namespace[2] as DatabaseValue, namespace[0] as DatabaseValue,
-                    ])
+                let (name, entries, bytes): (DatabaseValue, DatabaseValue, DatabaseValue) =
+                    (namespace[0], namespace[1], namespace[2])
+                try subtract.execute(arguments: [entries, bytes, name])
             }
             try db.execute(sql: "DELETE FROM entry WHERE id IN (\(list))")
         }
     }
+
+    /// Takes a count of entries and of bytes (bound in that order) out of a namespace's totals.
+    private static let subtractSQL = "UPDATE usage SET entries = entries - ?, bytes = bytes - ? WHERE namespace = ?"
 }
