@@ -140,9 +140,8 @@ struct UsageCountTests {
                 #expect(before.rows[0] > 0)
                 // A body file gone behind the store's back: the next process alone in the directory
                 // removes its row when it opens the index.
-                let files = bodyFilesInUse(in: directory, besides: store)
-                #expect(!files.isEmpty)
-                try FileManager.default.removeItem(at: files[0])
+                let file = try #require(bodyFilesInUse(in: directory, besides: store).first)
+                try FileManager.default.removeItem(at: file)
             }
             let reopened = try CacheStore(configuration: configuration)
             let after = try Self.totals(directory)

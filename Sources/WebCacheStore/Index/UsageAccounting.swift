@@ -35,21 +35,18 @@ enum UsageAccounting {
     /// arithmetic (SQLite's, so that a damaged size of the wrong type or sign counts as it did).
     /// Ids of rows that are not there are passed over.
     static func deleteEntries(_ ids: [Int64], in db: Database) throws {
+        let subtract = try db.cachedStatement(sql: subtractSQL)
         for chunk in ids.chunked(into: 500) {
             let list = chunk.map(String.init).joined(separator: ",")
+            // Each namespace's totals, in the order `subtractSQL` binds them.
             let removed = try Row.fetchAll(
                 db,
-                sql: "SELECT namespace, count(*), total(bodySize) FROM entry WHERE id IN (\(list)) GROUP BY namespace")
-            let subtract = try db.cachedStatement(sql: subtractSQL)
-            for namespace in removed {
-                let (name, entries, bytes): (DatabaseValue, DatabaseValue, DatabaseValue) =
-                    (namespace[0], namespace[1], namespace[2])
-                try subtract.execute(arguments: [entries, bytes, name])
-            }
+                sql: "SELECT count(*), total(bodySize), namespace FROM entry WHERE id IN (\(list)) GROUP BY namespace")
+            for totals in removed { try subtract.execute(arguments: StatementArguments(totals.databaseValues)) }
             try db.execute(sql: "DELETE FROM entry WHERE id IN (\(list))")
         }
     }
 
-    /// Takes a count of entries and of bytes (bound in that order) out of a namespace's totals.
+    /// Takes a count of entries and of bytes out of a namespace's totals (bound in that order).
     private static let subtractSQL = "UPDATE usage SET entries = entries - ?, bytes = bytes - ? WHERE namespace = ?"
 }
