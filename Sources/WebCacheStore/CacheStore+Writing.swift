@@ -158,8 +158,28 @@ extension CacheStore {
         }
     }
 
-    /// New entries submitted and not yet written to the index.
-    package var entriesOnTheirWay: Int { newRows.pendingCount }
+    /// Returns at once while the index keeps up with the entries on their way into it; once
+    /// more are on their way than it should have (``entriesAllowedOnTheirWay(nanosecondsPerRow:)``),
+    /// returns when the index is back down to that many of those submitted before the call. For
+    /// a caller that stores without waiting (``BodyWriter/commitWithoutWaiting(whenWritten:)``)
+    /// faster than the index takes the rows, misses at full speed: they then keep pace with the
+    /// index, each waiting for about a transaction, and rows do not pile up in memory.
+    package func keepPaceWithIndex() async {
+        let backlog = newRows.backlog
+        let allowed = Self.entriesAllowedOnTheirWay(nanosecondsPerRow: backlog.nanosecondsPerRow)
+        guard backlog.rows > allowed else { return }
+        await newRows.backlogWritten(downTo: allowed)
+    }
+
+    /// How many entries may be on their way into the index, for a writer that takes
+    /// `nanosecondsPerRow` a row lately: at most 256 (what they hold in memory: heads, and bodies
+    /// up to the inline limit), at most 50 ms of the writer's work (a lookup of a key on its
+    /// way, or an exit, waits for them), and at least 16, so that the writer always has a batch.
+    package static func entriesAllowedOnTheirWay(nanosecondsPerRow: UInt64) -> UInt64 {
+        let (most, least, work): (UInt64, UInt64, UInt64) = (256, 16, 50_000_000)
+        guard nanosecondsPerRow > 0 else { return most }
+        return min(most, max(least, work / nanosecondsPerRow))
+    }
 
     private func inserted(
         _ new: NewEntry, id: Int64, key: CacheKey, varyKey: String, body: BodyLocation, size: Int, now: Date

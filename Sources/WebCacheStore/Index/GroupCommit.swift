@@ -2,8 +2,9 @@ import Dispatch
 import HTTPCaching
 
 /// One writer for the index's new rows: rows that arrive while a transaction is under way wait
-/// and go into the next one together, so that a hundred misses stored at once cost a few
-/// transactions, not a hundred (each one a lock, a journal append and an eviction check).
+/// and go into the next one together (up to ``maximumBatch``), so that a hundred misses stored
+/// at once cost a few transactions, not a hundred (each one a lock, a journal append and an
+/// eviction check).
 ///
 /// The writer runs on a queue of its own: a caller on an event loop is resumed when its row is
 /// in, and reads (hits) never wait for it — the index is in WAL mode. A row that fails alone
@@ -13,6 +14,9 @@ import HTTPCaching
 /// come, and it writes as background work (``BackgroundWriting``): under a steady stream of
 /// misses it is woken without preempting the event loop that feeds it, so rows gather into
 /// batches even when both share one core.
+///
+/// The writer keeps its pace (wall time per row) so that callers who store faster than it
+/// writes can wait for their share of the backlog (``backlog``, ``backlogWritten(downTo:)``).
 ///
 /// Every call names the writer, a function that writes a batch in one transaction and returns a
 /// result for each row, in order; the one that starts the queue is used until it runs dry. (It
@@ -35,9 +39,19 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         /// Callers of ``waitForSubmittedRows()`` and ``submittedRowsWritten()``, each with the
         /// count it waits for and what lets it go on.
         var barriers: [(upTo: UInt64, done: @Sendable () -> Void)] = []
+        /// The writer's recent pace: nanoseconds of wall time per row, a moving average over its
+        /// batches (0 before the first). Wall time, as that is what rows behind them wait.
+        var nanosecondsPerRow: UInt64 = 0
 
-        /// Counts `count` rows written and takes out the barriers that waited for them.
-        mutating func finish(_ count: Int) -> [@Sendable () -> Void] {
+        /// Counts `count` rows written, in `elapsed` nanoseconds, and takes out the barriers that
+        /// waited for them.
+        mutating func finish(_ count: Int, in elapsed: UInt64) -> [@Sendable () -> Void] {
+            if count > 0 {
+                let pace = elapsed / UInt64(count)
+                // A quarter for the latest batch: a slow one (a checkpoint's syncs) counts, but
+                // does not decide alone.
+                nanosecondsPerRow = nanosecondsPerRow == 0 ? pace : nanosecondsPerRow / 4 * 3 + pace / 4
+            }
             finished += UInt64(count)
             guard !barriers.isEmpty else { return [] }
             let finished = finished
@@ -65,8 +79,19 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         self.lingerRanOut = lingerRanOut
     }
 
+    /// The most rows one transaction takes; the rest wait for the next. Under a backlog
+    /// (misses faster than the index), a transaction of hundreds of rows held every caller
+    /// waiting on it for tens of milliseconds and then let them all go at once.
+    static var maximumBatch: Int { 64 }
+
     /// Rows waiting for the next transaction.
     var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Rows submitted and not yet written (those of the transaction under way included), and
+    /// the writer's recent pace in nanoseconds per row (0 before its first batch).
+    var backlog: (rows: UInt64, nanosecondsPerRow: UInt64) {
+        state.withLock { ($0.submitted - $0.finished, $0.nanosecondsPerRow) }
+    }
 
     /// Batches handed to writers so far.
     var batchesWritten: Int { state.withLock { $0.batchesWritten } }
@@ -112,12 +137,23 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         }
     }
 
-    /// Registers `done` to run once the rows submitted so far are written; `false` (and `done`
-    /// never runs) when they are already.
-    private func addBarrier(_ done: @escaping @Sendable () -> Void) -> Bool {
+    /// Returns once no more than `rows` of the rows submitted before the call are still to be
+    /// written (at once when no more are): a caller that submits faster than the writer writes
+    /// waits for its share of the backlog, not for all of it, and callers waiting so are let go
+    /// one transaction at a time (``maximumBatch``) rather than all at once.
+    func backlogWritten(downTo rows: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            guard addBarrier(leaving: rows, { continuation.resume() }) else { return continuation.resume() }
+        }
+    }
+
+    /// Registers `done` to run once the rows submitted so far are written, all but the last
+    /// `leaving` of them; `false` (and `done` never runs) when they are already.
+    private func addBarrier(leaving: UInt64 = 0, _ done: @escaping @Sendable () -> Void) -> Bool {
         state.withLock { state in
-            guard state.finished < state.submitted else { return false }
-            state.barriers.append((state.submitted, done))
+            let upTo = state.submitted - min(leaving, state.submitted)
+            guard state.finished < upTo else { return false }
+            state.barriers.append((upTo, done))
             return true
         }
     }
@@ -160,10 +196,12 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             return true
         }
         if alone {
+            let started = DispatchTime.now().uptimeNanoseconds
             let result = writer([row]).first ?? .failure(StoreError.missingWriterResult)
+            let elapsed = DispatchTime.now().uptimeNanoseconds &- started
             // Rows submitted meanwhile found the writer busy: the queue takes them.
             let (more, due) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
-                let due = state.finish(1)
+                let due = state.finish(1, in: elapsed)
                 if state.pending.isEmpty { state.writing = false }
                 return (!state.pending.isEmpty, due)
             }
@@ -217,8 +255,8 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     private func writeBatches(_ write: Writer) {
         while true {
             let batch = state.withLock { state -> [(row: Row, completion: Completion)] in
-                let batch = state.pending
-                state.pending.removeAll(keepingCapacity: true)
+                let batch = Array(state.pending.prefix(Self.maximumBatch))
+                state.pending.removeFirst(batch.count)
                 if batch.isEmpty { state.writerLingering = true } else { state.batchesWritten += 1 }
                 return batch
             }
@@ -226,12 +264,14 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
                 if waitForMoreRows() { continue }
                 return
             }
+            let started = DispatchTime.now().uptimeNanoseconds
             let results = write(batch.map(\.row))
+            let elapsed = DispatchTime.now().uptimeNanoseconds &- started
             for (index, item) in batch.enumerated() {
                 // A writer that returned too few results fails the rest rather than leave them waiting.
                 item.completion(index < results.count ? results[index] : .failure(StoreError.missingWriterResult))
             }
-            for barrier in state.withLock({ $0.finish(batch.count) }) { barrier() }
+            for barrier in state.withLock({ $0.finish(batch.count, in: elapsed) }) { barrier() }
         }
     }
 }

@@ -7,9 +7,6 @@ import Foundation
 #endif
 
 extension HTTPCache {
-    /// Rows waiting for the index past which a miss waits for them before it ends.
-    static let entriesOnTheirWayBeforeWaiting = 256
-
     /// Copies the origin's body to the readers and the store. The entry is on its way into the
     /// index before the readers see the end, and the end does not wait for the index: a lookup
     /// in this process waits for an entry on its way (``CacheStore/lookup(_:)``), so a request
@@ -123,11 +120,9 @@ extension HTTPCache {
                                 error, "could not store \(url?.absoluteString ?? "?"), served it anyway: \(error)")
                         }
                     }
-                    // Misses faster than the index takes their rows wait for it rather than
-                    // pile up rows in memory.
-                    if store.entriesOnTheirWay > Self.entriesOnTheirWayBeforeWaiting {
-                        await store.entriesOnTheirWayWritten()
-                    }
+                    // Misses faster than the index takes their rows wait for it, a little at a
+                    // time, rather than pile up rows in memory.
+                    await store.keepPaceWithIndex()
                 }
             } catch {
                 writer?.cancel()

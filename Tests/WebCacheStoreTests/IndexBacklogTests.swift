@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import HTTPCaching
+import Testing
+import WebCacheTestSupport
+
+@testable import WebCacheStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("Keeping pace with the index: a backlog of new entries, let go a transaction at a time")
+struct IndexBacklogTests {
+    /// A writer that holds every batch until ``step`` is signalled for it, and records the
+    /// batches it has finished.
+    final class SteppedWriter: Sendable {
+        let finished = Locked<[[Int]]>([])
+        let entered = DispatchSemaphore(value: 0)
+        let step = DispatchSemaphore(value: 0)
+
+        func write(_ rows: [Int]) -> [Result<Int, any Error>] {
+            entered.signal()
+            // A bound only for a test that never signals; a loaded run can take seconds between.
+            _ = step.wait(timeout: .now() + .seconds(60))
+            finished.withLock { $0.append(rows) }
+            return rows.map { .success($0) }
+        }
+
+        /// Returns once a batch is in, held; `false` when none came within ten seconds.
+        func batchEntered() async -> Bool {
+            await onOwnThread { self.entered.wait(timeout: .now() + .seconds(10)) == .success }
+        }
+
+        /// Lets the batch under way finish and returns once the next one is in, held; `false`
+        /// when none came.
+        func nextBatch() async -> Bool {
+            step.signal()
+            return await batchEntered()
+        }
+    }
+
+    @Test(
+        "a caller past the backlog is let go once no more than it allows are left, a transaction of at most 64 rows at a time"
+    )
+    func backlogWrittenDownTo() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.backlog")
+        let writer = SteppedWriter()
+        commit.submit(1, writer: { writer.write($0) }) { _ in }
+        #expect(await writer.batchEntered())
+        // The writer holds the first row; these wait for the transactions after it.
+        for row in 2...151 { commit.submit(row, writer: { writer.write($0) }) { _ in } }
+        #expect(commit.backlog.rows == 151)
+        // Within what the caller allows: at once, the writer held.
+        await commit.backlogWritten(downTo: 151)
+        let writtenWhenLetGo = Locked<Int?>(nil)
+        let waiting = Task {
+            await commit.backlogWritten(downTo: 40)
+            writtenWhenLetGo.withLock { $0 = writer.finished.withLock { $0.joined().count } }
+        }
+        // [1] and [2…65] written: 86 left, more than 40.
+        #expect(await writer.nextBatch())
+        #expect(await writer.nextBatch())
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(writtenWhenLetGo.withLock { $0 } == nil)
+        // [66…129] written: 22 left. The caller goes on while [130…151] is held.
+        try #require(await writer.nextBatch())
+        await waiting.value
+        #expect(writtenWhenLetGo.withLock { $0 } == 129)
+        writer.step.signal()
+        await commit.submittedRowsWritten()
+        #expect(writer.finished.withLock { $0.map(\.count) } == [1, 64, 64, 22])
+        #expect(commit.backlog.rows == 0)
+    }
+
+    @Test("the writer's pace is its wall time per row, 0 before its first batch")
+    func writerPace() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.pace")
+        #expect(commit.backlog.nanosecondsPerRow == 0)
+        let write: GroupCommit<Int, Int>.Writer = { rows in
+            usleep(UInt32(2_000 * rows.count))
+            return rows.map { .success($0) }
+        }
+        for row in 0..<4 { #expect(try await commit.submit(row, writer: write) == row) }
+        // A caller hears of its row before the writer counts it written.
+        await commit.submittedRowsWritten()
+        #expect(commit.backlog.nanosecondsPerRow >= 2_000_000)
+        #expect(commit.backlog.rows == 0)
+    }
+
+    @Test(
+        "entries allowed on their way: 256 for a quick writer or before its first batch, 50 ms of a slow one's work, never under 16"
+    )
+    func entriesAllowed() {
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: 0) == 256)
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: 20_000) == 256)
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: 1_000_000) == 50)
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: 2_500_000) == 20)
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: 10_000_000) == 16)
+        #expect(CacheStore.entriesAllowedOnTheirWay(nanosecondsPerRow: .max) == 16)
+    }
+
+    @Test(
+        "a store keeps pace with its index: at once with a few entries on their way, with many once the index is back to what it allows"
+    )
+    func storeKeepsPace() async throws {
+        try await TemporaryDirectory.with { directory in
+            let held = CommitWithoutWaitingTests.HeldWriter()
+            let store = try CommitWithoutWaitingTests.openStore(directory, held: held)
+            func storeEntry(_ index: Int) throws {
+                let writer = try store.makeWriter(for: Entries.make("https://example.com/pace/\(index)"))
+                try writer.write(Entries.body(100))
+                #expect(try writer.commitWithoutWaiting { _ in })
+            }
+            try storeEntry(0)
+            await onOwnThread { held.entered.wait() }
+            for index in 1..<10 { try storeEntry(index) }
+            // Ten on their way, the writer held: no wait.
+            await store.keepPaceWithIndex()
+            for index in 10..<300 { try storeEntry(index) }
+            let letGo = Locked(false)
+            let waiting = Task {
+                await store.keepPaceWithIndex()
+                letGo.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(!letGo.withLock { $0 })
+            held.release.signal()
+            await waiting.value
+            #expect(store.newRows.backlog.rows <= 256)
+            await store.entriesOnTheirWayWritten()
+            #expect(try store.statistics().entries == 300)
+        }
+    }
+}
