@@ -36,6 +36,13 @@ extension CacheStore {
         /// in a shared cache, and every request for the URL reads them all (with 3,000, a hit
         /// took 12–18 ms instead of 0.2). Traffic Server keeps 5 by default.
         public var maximumVariants: Int
+        /// The most entries stored without waiting (``BodyWriter/commitWithoutWaiting(whenWritten:)``)
+        /// that may be on their way into the index at once; past it, such an entry is not stored
+        /// (a ``StoreError`` with code `.indexBehind`) until the index catches up. Callers that
+        /// keep pace with the index stay far below it; it bounds the memory that rows waiting
+        /// for a stuck disk hold (heads, and bodies up to ``inlineBodyLimit``: 1,024 rows of 16 KB
+        /// are 16 MB), as Traffic Server stops writing to its cache past its write backlog.
+        public var maximumEntriesOnTheirWay: Int
         /// The clock.
         public var now: @Sendable () -> Date
         /// Where warnings (recovery, I/O failures) go.
@@ -53,7 +60,8 @@ extension CacheStore {
             directory: URL, namespace: String = "default",
             memoryCapacity: Int = 32 << 20, diskCapacity: Int = 512 << 20,
             maximumEntrySize: Int = 64 << 20, inlineBodyLimit: Int = 16 << 10, trimRatio: Double = 0.8,
-            maximumVariants: Int = 8, now: @escaping @Sendable () -> Date = { Date() },
+            maximumVariants: Int = 8, maximumEntriesOnTheirWay: Int = 1_024,
+            now: @escaping @Sendable () -> Date = { Date() },
             logger: Logger = Logger(label: "WebCacheStore")
         ) {
             self.directory = directory
@@ -64,6 +72,7 @@ extension CacheStore {
             self.inlineBodyLimit = inlineBodyLimit
             self.trimRatio = trimRatio
             self.maximumVariants = maximumVariants
+            self.maximumEntriesOnTheirWay = maximumEntriesOnTheirWay
             self.now = now
             self.logger = logger
         }
@@ -74,6 +83,11 @@ extension CacheStore {
             }
             guard maximumVariants >= 1 else {
                 throw StoreError(.invalidConfiguration, "maximumVariants must be at least 1, not \(maximumVariants)")
+            }
+            guard maximumEntriesOnTheirWay >= 1 else {
+                throw StoreError(
+                    .invalidConfiguration,
+                    "maximumEntriesOnTheirWay must be at least 1, not \(maximumEntriesOnTheirWay)")
             }
             guard trimRatio > 0, trimRatio <= 1 else {
                 throw StoreError(.invalidConfiguration, "trimRatio must be in (0, 1], not \(trimRatio)")

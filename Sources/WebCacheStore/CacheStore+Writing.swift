@@ -1,3 +1,4 @@
+import Dispatch
 import GRDB
 import HTTPCaching
 import HTTPTypes
@@ -165,11 +166,38 @@ extension CacheStore {
     /// (``BodyWriter/commitWithoutWaiting(whenWritten:)``) faster than the index takes the rows,
     /// misses at full speed: they then keep pace with the index, each waiting for about a
     /// transaction or two, and rows do not pile up in memory.
-    package func keepPaceWithIndex() async {
+    ///
+    /// Waits at most `limit` (``indexPatience``) and then returns `false`, and does not wait at
+    /// all (`false`) while the writer has finished nothing for that long: a disk whose syncs
+    /// hang must not hold every miss, one after the other. Rows then gather up to
+    /// ``Configuration/maximumEntriesOnTheirWay``, past which new ones are not stored.
+    @discardableResult
+    package func keepPaceWithIndex(atMost limit: Duration = indexPatience) async -> Bool {
         let backlog = newRows.backlog
         let allowed = Self.entriesAllowedOnTheirWay(nanosecondsPerRow: backlog.nanosecondsPerRow)
-        guard backlog.rows > allowed else { return }
-        await newRows.backlogWritten(downTo: Self.resumedBacklog(allowed: allowed))
+        guard backlog.rows > allowed else { return true }
+        let patience = max(0, limit.nanoseconds)
+        guard backlog.nanosecondsStill < UInt64(patience) else { return false }
+        return await newRows.backlogWritten(
+            downTo: Self.resumedBacklog(allowed: allowed), atMost: .nanoseconds(Int(clamping: patience)))
+    }
+
+    /// The longest a miss waits for the index to keep pace (``keepPaceWithIndex(atMost:)``), and
+    /// how long the index writer may finish nothing before misses stop waiting for it. A
+    /// transaction takes milliseconds (tens while a full cache evicts many small entries for
+    /// each large one); a phone's flash can hold a sync for seconds, and a miss should not wait
+    /// that long for a cache.
+    package static let indexPatience = Duration.milliseconds(500)
+
+    /// Throws when the entry for `key` must not join the rows on their way into the index: as
+    /// many as ``Configuration/maximumEntriesOnTheirWay`` are already waiting.
+    func checkRoomOnTheWay(for key: CacheKey) throws {
+        let waiting = newRows.backlog.rows
+        guard waiting < UInt64(configuration.maximumEntriesOnTheirWay) else {
+            throw StoreError(
+                .indexBehind,
+                "not storing \(key): \(waiting) entries are already waiting for the index (is its disk slow or stuck?)")
+        }
     }
 
     /// The backlog a miss that waited goes on at: a transaction (``GroupCommit/maximumBatch``)

@@ -43,4 +43,8 @@ extension ErrorCode where Domain == StoreError {
     /// The entry was not stored: an entry for its URL was removed after its request was sent
     /// (see ``RemovalMark``).
     public static var removedMeanwhile: Self { Self("removedMeanwhile") }
+    /// The entry was not stored: as many entries as the store allows were already waiting for
+    /// the index (``CacheStore/Configuration/maximumEntriesOnTheirWay``), whose disk is slow or
+    /// stuck. The response can still be served; storing works again once the index catches up.
+    public static var indexBehind: Self { Self("indexBehind") }
 }

@@ -75,6 +75,32 @@ struct IndexBacklogTests {
         #expect(commit.backlog.rows == 0)
     }
 
+    @Test(
+        "a wait for the backlog with a limit ends at the limit, false, while the writer is held; true once the writer gets there in time"
+    )
+    func backlogWrittenAtMost() async throws {
+        let commit = GroupCommit<Int, Int>(label: "test.backlog.limit")
+        let writer = SteppedWriter()
+        commit.submit(1, writer: { writer.write($0) }) { _ in }
+        #expect(await writer.batchEntered())
+        for row in 2...10 { commit.submit(row, writer: { writer.write($0) }) { _ in } }
+        let started = ContinuousClock.now
+        #expect(!(await commit.backlogWritten(downTo: 0, atMost: .milliseconds(100))))
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(90) && waited < .seconds(20), "waited \(waited)")
+        #expect(commit.backlog.rows == 10)
+        // The writer has finished nothing since the first row came.
+        #expect(commit.backlog.nanosecondsStill >= 90_000_000)
+        // Within its limit: the writer's two transactions come in time.
+        let waiting = Task { await commit.backlogWritten(downTo: 0, atMost: .seconds(30)) }
+        try #require(await writer.nextBatch())
+        writer.step.signal()
+        #expect(await waiting.value)
+        #expect(commit.backlog.rows == 0)
+        #expect(commit.backlog.nanosecondsStill == 0)
+        #expect(writer.finished.withLock { $0.map(\.count) } == [1, 9])
+    }
+
     @Test("the writer's pace is its wall time per row, 0 before its first batch")
     func writerPace() async throws {
         let commit = GroupCommit<Int, Int>(label: "test.pace")
@@ -122,11 +148,12 @@ struct IndexBacklogTests {
             await onOwnThread { held.entered.wait() }
             for index in 1..<10 { try storeEntry(index) }
             // Ten on their way, the writer held: no wait.
-            await store.keepPaceWithIndex()
+            #expect(await store.keepPaceWithIndex(atMost: .seconds(60)))
             for index in 10..<300 { try storeEntry(index) }
             let letGo = Locked(false)
+            // Patience past how long a loaded run can take to get here: the writer is held, not stuck.
             let waiting = Task {
-                await store.keepPaceWithIndex()
+                #expect(await store.keepPaceWithIndex(atMost: .seconds(60)))
                 letGo.withLock { $0 = true }
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -137,6 +164,67 @@ struct IndexBacklogTests {
             #expect(store.newRows.backlog.rows <= 192)
             await store.entriesOnTheirWayWritten()
             #expect(try store.statistics().entries == 300)
+        }
+    }
+
+    @Test(
+        "a stuck index holds a store that keeps pace only so long, and past the most entries on their way one stored without waiting is refused, its body file gone; once the index catches up, entries are stored again"
+    )
+    func stuckIndex() async throws {
+        try await TemporaryDirectory.with { directory in
+            let held = CommitWithoutWaitingTests.HeldWriter()
+            var configuration = CacheStore.Configuration.test(directory)
+            configuration.beforeWritingRows = { held.hold($0) }
+            configuration.maximumEntriesOnTheirWay = 300
+            let store = try CacheStore(configuration: configuration)
+            func storeEntry(_ index: Int, size: Int = 100) throws -> Bool {
+                let writer = try store.makeWriter(for: Entries.make("https://example.com/stuck/\(index)"))
+                try writer.write(Entries.body(size))
+                return try writer.commitWithoutWaiting { _ in }
+            }
+            #expect(try storeEntry(0))
+            await onOwnThread { held.entered.wait() }
+            for index in 1..<300 { #expect(try storeEntry(index)) }
+            // Past what is allowed on their way, the writer held: the wait ends at its limit, a
+            // second past how long the writer has been still (since the first entry came).
+            let still = Duration.nanoseconds(Int64(store.newRows.backlog.nanosecondsStill))
+            let limit = still + .seconds(2)
+            let started = ContinuousClock.now
+            #expect(!(await store.keepPaceWithIndex(atMost: limit)))
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .seconds(1.9) && waited < .seconds(30), "waited \(waited)")
+            // The writer has now been still longer than that: the next caller does not wait.
+            // (A wait would take the limit, two seconds and more.)
+            let again = ContinuousClock.now
+            #expect(!(await store.keepPaceWithIndex(atMost: limit)))
+            let waitedAgain = ContinuousClock.now - again
+            #expect(waitedAgain < .seconds(1), "waited \(waitedAgain)")
+            // At the most on their way: refused, in a file (past the test's 1 KB inline limit) or not.
+            let filesBefore = bodyFiles(in: directory).count
+            for size in [100, 4_000] {
+                let error = #expect(throws: StoreError.self) { try storeEntry(300 + size, size: size) }
+                #expect(error?.code == .indexBehind)
+                #expect(
+                    error?.message.contains("300 entries are already waiting") == true, "\(String(describing: error))")
+            }
+            #expect(bodyFiles(in: directory).count == filesBefore)
+            #expect(store.newRows.backlog.rows == 300)
+            held.release.signal()
+            await store.entriesOnTheirWayWritten()
+            #expect(try storeEntry(1_000, size: 4_000))
+            await store.entriesOnTheirWayWritten()
+            #expect(try store.statistics().entries == 301)
+            #expect(try store.lookup(Entries.key("https://example.com/stuck/4300")).isEmpty)
+        }
+    }
+
+    @Test("the most entries on their way must be at least 1")
+    func mostEntriesOnTheirWayValidated() async throws {
+        try await TemporaryDirectory.with { directory in
+            var configuration = CacheStore.Configuration.test(directory)
+            configuration.maximumEntriesOnTheirWay = 0
+            let error = #expect(throws: StoreError.self) { try CacheStore(configuration: configuration) }
+            #expect(error?.code == .invalidConfiguration)
         }
     }
 }

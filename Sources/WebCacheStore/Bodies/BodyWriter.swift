@@ -128,9 +128,21 @@ public final class BodyWriter {
     /// `whenWritten` runs on the index writer's queue once it is in, or with the error that kept
     /// it out (then the body file is deleted). Returns `false` when the body was abandoned for
     /// its size (nothing is stored and `whenWritten` never runs).
+    ///
+    /// Throws a ``StoreError`` with code `.indexBehind`, and drops the body, when as many entries
+    /// as ``CacheStore/Configuration/maximumEntriesOnTheirWay`` are already on their way (a slow
+    /// or stuck disk): the rows waiting for it stay bounded.
     public func commitWithoutWaiting(
         whenWritten: @escaping @Sendable (Result<CacheEntry, any Error>) -> Void = { _ in }
     ) throws -> Bool {
+        if !closed && !isAbandoned {
+            do {
+                try store.checkRoomOnTheWay(for: key)
+            } catch {
+                cancel()
+                throw error
+            }
+        }
         guard let body = try finishBody() else { return false }
         // The file now belongs to the row on its way in; a failure deletes it there.
         fileName = nil

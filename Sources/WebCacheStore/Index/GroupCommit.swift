@@ -42,6 +42,15 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
         /// The writer's recent pace: nanoseconds of wall time per row, a moving average over its
         /// batches (0 before the first). Wall time, as that is what rows behind them wait.
         var nanosecondsPerRow: UInt64 = 0
+        /// When (uptime nanoseconds) the writer last finished rows, or the backlog last started
+        /// from none, whichever came later: a backlog it has not moved for long is stuck.
+        var lastProgress: UInt64 = 0
+
+        /// Counts one more row submitted.
+        mutating func submitOne() {
+            if submitted == finished { lastProgress = DispatchTime.now().uptimeNanoseconds }
+            submitted += 1
+        }
 
         /// Counts `count` rows written, in `elapsed` nanoseconds, and takes out the barriers that
         /// waited for them.
@@ -53,6 +62,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
                 nanosecondsPerRow = nanosecondsPerRow == 0 ? pace : nanosecondsPerRow / 4 * 3 + pace / 4
             }
             finished += UInt64(count)
+            lastProgress = DispatchTime.now().uptimeNanoseconds
             guard !barriers.isEmpty else { return [] }
             let finished = finished
             let due = barriers.filter { $0.upTo <= finished }.map(\.done)
@@ -87,10 +97,16 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// Rows waiting for the next transaction.
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    /// Rows submitted and not yet written (those of the transaction under way included), and
-    /// the writer's recent pace in nanoseconds per row (0 before its first batch).
-    var backlog: (rows: UInt64, nanosecondsPerRow: UInt64) {
-        state.withLock { ($0.submitted - $0.finished, $0.nanosecondsPerRow) }
+    /// Rows submitted and not yet written (those of the transaction under way included), the
+    /// writer's recent pace in nanoseconds per row (0 before its first batch), and how long the
+    /// writer has finished none of them (0 when there are none): nanoseconds since its last
+    /// transaction ended or since the first of them was submitted, whichever is later.
+    var backlog: (rows: UInt64, nanosecondsPerRow: UInt64, nanosecondsStill: UInt64) {
+        let (rows, pace, lastProgress) = state.withLock {
+            ($0.submitted - $0.finished, $0.nanosecondsPerRow, $0.lastProgress)
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return (rows, pace, rows == 0 || now < lastProgress ? 0 : now - lastProgress)
     }
 
     /// Batches handed to writers so far.
@@ -121,6 +137,17 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     /// `limit`, `false` when the rows were not all written by then.
     @discardableResult
     func submittedRowsWritten(atMost limit: DispatchTimeInterval = .never) async -> Bool {
+        await backlogWritten(downTo: 0, atMost: limit)
+    }
+
+    /// Returns once no more than `rows` of the rows submitted before the call are still to be
+    /// written (at once when no more are): a caller that submits faster than the writer writes
+    /// waits for its share of the backlog, not for all of it, and callers waiting so are let go
+    /// one transaction at a time (``maximumBatch``) rather than all at once. With a `limit`,
+    /// waits at most that long and returns `false` when the backlog was not down to `rows` by
+    /// then (a writer held by a stuck disk must not hold its callers).
+    @discardableResult
+    func backlogWritten(downTo rows: UInt64, atMost limit: DispatchTimeInterval = .never) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             // Resumed once: by the barrier, or by the deadline when it comes first.
             let waiting = Locked<CheckedContinuation<Bool, Never>?>(continuation)
@@ -130,20 +157,10 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
                     return waiting
                 }?.resume(returning: written)
             }
-            guard addBarrier({ resume(true) }) else { return resume(true) }
+            guard addBarrier(leaving: rows, { resume(true) }) else { return resume(true) }
             if limit != .never {
                 DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(false) }
             }
-        }
-    }
-
-    /// Returns once no more than `rows` of the rows submitted before the call are still to be
-    /// written (at once when no more are): a caller that submits faster than the writer writes
-    /// waits for its share of the backlog, not for all of it, and callers waiting so are let go
-    /// one transaction at a time (``maximumBatch``) rather than all at once.
-    func backlogWritten(downTo rows: UInt64) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            guard addBarrier(leaving: rows, { continuation.resume() }) else { return continuation.resume() }
         }
     }
 
@@ -166,7 +183,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
     func submit(_ row: Row, writer: @escaping Writer, completion: @escaping Completion) {
         let wake = state.withLock { state -> WriterWakeUp? in
             state.pending.append((row, completion))
-            state.submitted += 1
+            state.submitOne()
             if state.writerLingering {
                 state.writerLingering = false
                 return .signal
@@ -192,7 +209,7 @@ final class GroupCommit<Row: Sendable, Written: Sendable>: Sendable {
             guard !state.writing else { return false }
             state.writing = true
             state.batchesWritten += 1
-            state.submitted += 1
+            state.submitOne()
             return true
         }
         if alone {

@@ -121,8 +121,10 @@ extension HTTPCache {
                         }
                     }
                     // Misses faster than the index takes their rows wait for it, a little at a
-                    // time, rather than pile up rows in memory.
-                    await store.keepPaceWithIndex()
+                    // time, rather than pile up rows in memory; never long for a stuck disk.
+                    if !(await store.keepPaceWithIndex()) {
+                        logger.debug("the index is behind: went on without waiting for it longer")
+                    }
                 }
             } catch {
                 writer?.cancel()

@@ -12,10 +12,16 @@ import Foundation
 extension HTTPCache {
     /// Reports why a response is not stored after all: `problem`, a store problem, unless an
     /// entry for its URL was removed while it was on its way (an unsafe request invalidated it),
-    /// which is how it should be.
+    /// which is how it should be. An index too far behind (a stuck disk) is counted as a store
+    /// problem but logged only for debugging: it holds for every miss until the disk is back,
+    /// and a warning each would flood the log.
     func notStored(_ error: any Error, _ problem: @autoclosure () -> Logger.Message) {
-        if let error = error as? StoreError, error.code == .removedMeanwhile {
-            logger.debug("\(error.message)")
+        let storeError = error as? StoreError
+        if let storeError, storeError.code == .removedMeanwhile {
+            logger.debug("\(storeError.message)")
+        } else if storeError?.code == .indexBehind {
+            count { $0.storeProblems += 1 }
+            logger.debug(problem())
         } else {
             storeProblem(problem())
         }
