@@ -182,7 +182,9 @@ print(sum(not whole for whole, _ in results), "%.2f" % max(took for _, took in r
 PY
   )
   problems=$(metric "$port" webcache_store_problems_total)
-  echo "  $((2000 - wrong)) of 2000 answered whole, the slowest in $slowest s; $problems entries not stored"
+  waiting=$(metric "$port" webcache_index_entries_waiting)
+  echo "  $((2000 - wrong)) of 2000 answered whole, the slowest in $slowest s; $problems entries not stored, $waiting waiting for the index"
+  [ "$waiting" -le 1024 ] || fail "$waiting entries waited for the index, past the bound of 1,024"
   [ "$wrong" -eq 0 ] || fail "$wrong of 2000 misses were not answered whole while the syncs hung"
   python3 -c "import sys; sys.exit(0 if float('$slowest') < 5 else 1)" ||
     fail "a miss waited $slowest s for an index whose syncs hung"
@@ -190,6 +192,8 @@ PY
   rm -f "$hang"
   # The index catches up; then what is fetched is stored and served again.
   sleep 2
+  waiting=$(metric "$port" webcache_index_entries_waiting)
+  [ "$waiting" -eq 0 ] || fail "$waiting entries still waited for the index 2 s after the syncs went on"
   fetch_ok "$port" 2 || fail "body 2 wrong after the syncs went on"
   hits_before=$(metric "$port" webcache_hits_total)
   sleep 0.5

@@ -106,9 +106,14 @@ public final class CachingProxy: Sendable {
 
     /// The metrics in Prometheus text format, as the metrics path answers them.
     public func metricsText() -> String {
-        String(
-            decoding: metrics.exposition(engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count),
-            as: UTF8.self)
+        String(decoding: metricsExposition(), as: UTF8.self)
+    }
+
+    /// The metrics' bytes, with the engine's figures of this moment.
+    func metricsExposition() -> [UInt8] {
+        metrics.exposition(
+            engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count,
+            entriesWaitingForIndex: cache.entriesWaitingForIndex)
     }
 
     /// Listens and serves until the calling task is cancelled. Then it stops accepting, lets the

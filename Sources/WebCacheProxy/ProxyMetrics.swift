@@ -16,6 +16,7 @@ final class ProxyMetrics: Sendable {
     let interceptedTunnels: Counter
     let interceptionRefusals: Counter
     private let unreachableOrigins: Gauge
+    private let entriesWaitingForIndex: Gauge
     private let responsesByClass: [Counter]
 
     init() {
@@ -66,6 +67,10 @@ final class ProxyMetrics: Sendable {
                 "CONNECT tunnels refused because the host's own certificate failed verification"))
         unreachableOrigins = registry.makeGauge(
             descriptor: name("unreachable_origins", "", "Origins that could not be reached and are skipped for now"))
+        entriesWaitingForIndex = registry.makeGauge(
+            descriptor: name(
+                "index_entries_waiting", "",
+                "Responses stored and waiting for the index writer (past the store's bound, new ones are not stored)"))
         let responses = name("proxy_responses", "total", "Responses sent, by status class")
         responsesByClass = (1...5).map { digit in
             registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")])
@@ -80,9 +85,14 @@ final class ProxyMetrics: Sendable {
     }
 
     /// The text exposition, with the engine's counters (and its count of origins known to be
-    /// unreachable) brought up to date.
-    func exposition(engine current: CacheCounters, unreachableOrigins unreachable: Int) -> [UInt8] {
+    /// unreachable, and of entries waiting for the index) brought up to date.
+    func exposition(
+        engine current: CacheCounters, unreachableOrigins unreachable: Int, entriesWaitingForIndex waiting: Int
+    )
+        -> [UInt8]
+    {
         unreachableOrigins.set(Int64(unreachable))
+        entriesWaitingForIndex.set(Int64(waiting))
         engineSeen.withLockedValue { seen in
             for (value, counter) in engineCounters where value(current) > value(seen) {
                 counter.increment(by: Int64(value(current) - value(seen)))

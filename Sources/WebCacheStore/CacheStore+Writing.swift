@@ -182,6 +182,12 @@ extension CacheStore {
             downTo: Self.resumedBacklog(allowed: allowed), atMost: .nanoseconds(Int(clamping: patience)))
     }
 
+    /// Entries stored without waiting (``BodyWriter/commitWithoutWaiting(whenWritten:)``) that
+    /// the index writer has not written yet, those of the transaction under way included. It
+    /// stays near zero on a disk that keeps up; past ``Configuration/maximumEntriesOnTheirWay``
+    /// new entries are not stored, as the index is too far behind.
+    public var entriesWaitingForIndex: Int { Int(newRows.backlog.rows) }
+
     /// The longest a miss waits for the index to keep pace (``keepPaceWithIndex(atMost:)``), and
     /// how long the index writer may finish nothing before misses stop waiting for it. A
     /// transaction takes milliseconds (tens while a full cache evicts many small entries for

@@ -55,8 +55,12 @@ struct StuckIndexTests {
                 #expect(took < .seconds(8), "took \(took)")
                 #expect(cache.counters.storeProblems == 4)
                 #expect(cache.store.newRows.backlog.rows == 4)
+                let metrics = try await RawHTTPClient.exchange(
+                    port: port, "GET /_webcache/metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+                #expect(metrics.contains("\nwebcache_index_entries_waiting 4.0\n"), "\(metrics)")
                 release.signal()
                 await cache.store.entriesOnTheirWayWritten()
+                #expect(cache.entriesWaitingForIndex == 0)
                 for index in 0..<8 {
                     let answer = try await get(index)
                     #expect(answer.hasSuffix("body \(index)"), "\(answer)")

@@ -41,10 +41,7 @@ extension CachingProxy {
             return .answered(
                 ProxyResponse(
                     head: response,
-                    body: .whole(
-                        Data(
-                            metrics.exposition(
-                                engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count)))))
+                    body: .whole(Data(metricsExposition()))))
         }
         guard let method = HTTPRequest.Method(head.methodName) else {
             return .answered(.error(400, "invalid method"))
