@@ -118,9 +118,9 @@ public final class HTTPCache: Sendable {
     public var counters: CacheCounters { countersBox.withLock { $0 } }
 
     /// Responses stored and still waiting for the store's index writer (see
-    /// ``CacheStore/entriesWaitingForIndex``): near zero while the disk keeps up; at the store's
-    /// ``CacheStore/Configuration/maximumEntriesOnTheirWay`` (a slow or stuck disk), responses
-    /// are answered but not stored.
+    /// `CacheStore.entriesWaitingForIndex`): near zero while the disk keeps up; at the store's
+    /// `CacheStore.Configuration.maximumEntriesOnTheirWay` (a slow or stuck disk), responses are
+    /// answered but not stored.
     public var entriesWaitingForIndex: Int { store.entriesWaitingForIndex }
 
     /// Answers `request`; with `followRedirects`, follows up to
