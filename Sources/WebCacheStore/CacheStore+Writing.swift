@@ -198,8 +198,8 @@ extension CacheStore {
     /// Throws when the entry for `key` must not join the rows on their way into the index: as
     /// many as ``Configuration/maximumEntriesOnTheirWay`` are already waiting.
     func checkRoomOnTheWay(for key: CacheKey) throws {
-        let waiting = newRows.backlog.rows
-        guard waiting < UInt64(configuration.maximumEntriesOnTheirWay) else {
+        let waiting = entriesWaitingForIndex
+        guard waiting < configuration.maximumEntriesOnTheirWay else {
             throw StoreError(
                 .indexBehind,
                 "not storing \(key): \(waiting) entries are already waiting for the index (is its disk slow or stuck?)")

@@ -42,16 +42,30 @@ struct IndexBacklogTests {
         }
     }
 
+    /// A commit whose writer holds row 1 in its first batch, with rows 2 through `last` queued
+    /// behind it.
+    static func heldBacklog(_ label: String, upTo last: Int) async -> (GroupCommit<Int, Int>, SteppedWriter) {
+        let commit = GroupCommit<Int, Int>(label: label)
+        let writer = SteppedWriter()
+        commit.submit(1, writer: { writer.write($0) }) { _ in }
+        #expect(await writer.batchEntered())
+        for row in 2...last { commit.submit(row, writer: { writer.write($0) }) { _ in } }
+        return (commit, writer)
+    }
+
+    /// Stores an entry for `url` with a body of `size` bytes without waiting for the index.
+    static func storeWithoutWaiting(_ store: CacheStore, _ url: String, size: Int = 100) throws -> Bool {
+        let writer = try store.makeWriter(for: Entries.make(url))
+        try writer.write(Entries.body(size))
+        return try writer.commitWithoutWaiting { _ in }
+    }
+
     @Test(
         "a caller past the backlog is let go once no more than it allows are left, a transaction of at most 64 rows at a time"
     )
     func backlogWrittenDownTo() async throws {
-        let commit = GroupCommit<Int, Int>(label: "test.backlog")
-        let writer = SteppedWriter()
-        commit.submit(1, writer: { writer.write($0) }) { _ in }
-        #expect(await writer.batchEntered())
-        // The writer holds the first row; these wait for the transactions after it.
-        for row in 2...151 { commit.submit(row, writer: { writer.write($0) }) { _ in } }
+        // The writer holds the first row; the others wait for the transactions after it.
+        let (commit, writer) = await Self.heldBacklog("test.backlog", upTo: 151)
         #expect(commit.backlog.rows == 151)
         // Within what the caller allows: at once, the writer held.
         await commit.backlogWritten(downTo: 151)
@@ -79,11 +93,7 @@ struct IndexBacklogTests {
         "a wait for the backlog with a limit ends at the limit, false, while the writer is held; true once the writer gets there in time"
     )
     func backlogWrittenAtMost() async throws {
-        let commit = GroupCommit<Int, Int>(label: "test.backlog.limit")
-        let writer = SteppedWriter()
-        commit.submit(1, writer: { writer.write($0) }) { _ in }
-        #expect(await writer.batchEntered())
-        for row in 2...10 { commit.submit(row, writer: { writer.write($0) }) { _ in } }
+        let (commit, writer) = await Self.heldBacklog("test.backlog.limit", upTo: 10)
         let started = ContinuousClock.now
         #expect(!(await commit.backlogWritten(downTo: 0, atMost: .milliseconds(100))))
         let waited = ContinuousClock.now - started
@@ -140,9 +150,7 @@ struct IndexBacklogTests {
             let held = CommitWithoutWaitingTests.HeldWriter()
             let store = try CommitWithoutWaitingTests.openStore(directory, held: held)
             func storeEntry(_ index: Int) throws {
-                let writer = try store.makeWriter(for: Entries.make("https://example.com/pace/\(index)"))
-                try writer.write(Entries.body(100))
-                #expect(try writer.commitWithoutWaiting { _ in })
+                #expect(try Self.storeWithoutWaiting(store, "https://example.com/pace/\(index)"))
             }
             try storeEntry(0)
             await onOwnThread { held.entered.wait() }
@@ -178,9 +186,7 @@ struct IndexBacklogTests {
             configuration.maximumEntriesOnTheirWay = 300
             let store = try CacheStore(configuration: configuration)
             func storeEntry(_ index: Int, size: Int = 100) throws -> Bool {
-                let writer = try store.makeWriter(for: Entries.make("https://example.com/stuck/\(index)"))
-                try writer.write(Entries.body(size))
-                return try writer.commitWithoutWaiting { _ in }
+                try Self.storeWithoutWaiting(store, "https://example.com/stuck/\(index)", size: size)
             }
             #expect(try storeEntry(0))
             await onOwnThread { held.entered.wait() }

@@ -16,7 +16,7 @@ import HTTPCaching
 /// batches even when both share one core.
 ///
 /// The writer keeps its pace (wall time per row) so that callers who store faster than it
-/// writes can wait for their share of the backlog (``backlog``, ``backlogWritten(downTo:)``).
+/// writes can wait for their share of the backlog (``backlog``, ``backlogWritten(downTo:atMost:)``).
 ///
 /// Every call names the writer, a function that writes a batch in one transaction and returns a
 /// result for each row, in order; the one that starts the queue is used until it runs dry. (It
