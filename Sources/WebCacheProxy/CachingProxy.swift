@@ -42,14 +42,14 @@ public final class CachingProxy: Sendable {
     /// The request bodies held in memory, over all connections.
     let requestBodies: RequestBodyBudget
     /// Fresh answers from the store as sent, for the same requests again.
-    let answers = ReplayCache()
+    let answers: ReplayCache
     /// The same inside intercepted tunnels: their requests name no scheme, so they are kept
     /// apart from plain ones.
-    let tunnelAnswers = ReplayCache()
+    let tunnelAnswers: ReplayCache
     /// Whole answers waiting for the end of their loop's tick to be flushed, per loop.
     let endOfTickFlushes = EndOfTickFlushTable()
     /// Encodings of fresh answers per entry, for requests that differ but get the same answer.
-    let encodedAnswers = EncodedAnswers()
+    let encodedAnswers: EncodedAnswers
     /// HTTPS interception, when configured and usable (see ``interceptionProblem``).
     let interception: Interception?
     /// Destination names checked by resolving them (an exposed forward proxy).
@@ -84,6 +84,9 @@ public final class CachingProxy: Sendable {
         EventLoopCallerTasks.install()
         self.group = group
         self.cache = cache
+        self.answers = ReplayCache(clock: cache.clock)
+        self.tunnelAnswers = ReplayCache(clock: cache.clock)
+        self.encodedAnswers = EncodedAnswers(clock: cache.clock)
         self.wireFileDirectory = cache.directory.path
         self.configuration = configuration
         self.logger = logger

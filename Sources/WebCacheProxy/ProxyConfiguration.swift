@@ -59,9 +59,9 @@ public struct ProxyConfiguration: Sendable {
     /// Forward mode: HTTPS inside `CONNECT` tunnels is opened and cached (see
     /// ``TLSInterception``); `nil` tunnels it byte for byte.
     public var tlsInterception: TLSInterception?
-    /// Whether a fresh answer is kept, encoded, for a request head seen before and sent again
-    /// for the same head while the engine confirms it stands (up to 16 MiB of memory and 32 MiB
-    /// of files). Heads are the same byte for byte, except the fields each client sends its own
+    /// Whether a fresh answer is kept, encoded, for a request head seen in the last second, and
+    /// sent again for the same head while the engine confirms it stands (up to 16 MiB of memory
+    /// and 32 MiB of files). Heads are the same byte for byte, except the fields each client sends its own
     /// way and no cached answer is chosen by (`User-Agent`, `Cookie`, `Referer`, tracing ids…),
     /// unless the response's `Vary` or the cache's policy reads them: it pays wherever clients
     /// ask for the same things (browsers on a shared proxy, health checks, an app polling);

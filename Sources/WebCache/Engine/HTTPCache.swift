@@ -35,7 +35,9 @@ public final class HTTPCache: Sendable {
     /// The parts of the configuration that stay as they were given to `init`, read without the
     /// lock (and without copying every field of the configuration, as reading it whole does).
     let rules: CacheRules
-    let clock: @Sendable () -> Date
+    /// The time, as the configuration tells it (`Configuration.now`): for the proxy's memos of
+    /// answers, whose lifetimes follow the answers' `Age`.
+    package let clock: @Sendable () -> Date
     let cacheName: String
     let offlinePosture: OfflinePosture
     let logger: Logger

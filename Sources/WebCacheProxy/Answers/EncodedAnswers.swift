@@ -5,6 +5,12 @@ import NIOCore
 import NIOHTTP1
 import WebCache
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// The encoding of fresh answers from the store, kept per entry for the second their `Age`
 /// reads the same: requests that differ in their bytes (each browser's cookies, user agent,
 /// tracing headers) but are answered by the same entry, with nothing that changes the answer,
@@ -21,6 +27,11 @@ import WebCache
 /// Requests with a precondition (`If-None-Match`, `If-Modified-Since`, `If-Match`,
 /// `If-Unmodified-Since`) or other ranges are answered per request and never kept. Bounded in
 /// count and bytes; when full, the oldest encodings go one by one to make room.
+///
+/// An encoding is kept only for an entry answered within the last second before
+/// (``admissionWindow``): in front of tens of thousands of pages, each asked for every few
+/// seconds, keeping every answer's encoding would cost an insertion and an eviction per request
+/// and serve none, since the next request comes in another second of `Age`.
 final class EncodedAnswers: Sendable {
     /// Entries answered within one second, at most: past it, the oldest encodings make room.
     static let capacity = 1 << 14
@@ -72,9 +83,27 @@ final class EncodedAnswers: Sendable {
     private struct State {
         var encodings = BoundedTable<Key, (encoding: Encoding, status: Int)>(capacity: EncodedAnswers.capacity)
         var bytes = 0
+        /// Entries answered lately, with when.
+        var answered = SeenRecently(slots: EncodedAnswers.answeredSlots, window: EncodedAnswers.admissionWindow)
     }
 
+    /// Slots of entries remembered as answered (512 KiB).
+    static let answeredSlots = 1 << 15
+    /// How soon an entry must be answered again for its encoding to be kept: an encoding stands
+    /// for one second of `Age`.
+    static let admissionWindow = Duration.seconds(1)
+
     private let state = NIOLockedValueBox(State())
+    /// The engine's clock (`HTTPCache.clock`), which also tells the answers' `Age`.
+    private let clock: @Sendable () -> Date
+
+    /// An empty table whose admission reads `clock`.
+    init(clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.clock = clock
+    }
+
+    /// The clock's time in nanoseconds (0 before 1970).
+    private var now: UInt64 { UInt64(max(0, clock().timeIntervalSince1970) * 1e9) }
 
     /// How many encodings are kept.
     var count: Int { state.withLockedValue { $0.encodings.count } }
@@ -91,10 +120,14 @@ final class EncodedAnswers: Sendable {
         }
     }
 
+    /// Keeps `encoding` for `key` when its entry was answered within the last
+    /// ``admissionWindow``; either way the entry is noted as answered now.
     func remember(_ encoding: Encoding, status: Int, for key: Key) {
         let size = encoding.bytes.readableBytes
-        guard size <= Self.largestAnswer else { return }
+        let now = self.now
         state.withLockedValue { state in
+            let entry = Int(truncatingIfNeeded: key.answer.entryID)
+            guard state.answered.seenRecently(entry, now: now), size <= Self.largestAnswer else { return }
             let (replaced, letGo) = state.encodings.updateValue((encoding, status), forKey: key)
             for gone in [replaced, letGo] {
                 if let gone { state.bytes -= gone.encoding.bytes.readableBytes }

@@ -4,6 +4,12 @@ import NIOCore
 import NIOHTTP1
 import WebCache
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A fresh answer from the store as it went on the wire, kept for the same request.
 ///
 /// A class, immutable: finding it in the table costs one retain, where a copy of its fields
@@ -69,9 +75,11 @@ final class RecordedAnswer: Sendable {
 /// encoding. Bounded in count, in bytes held in memory and in bytes of ``WireFile``s; when full,
 /// the oldest answers go one by one to make room.
 ///
-/// Only a request seen before is worth keeping an answer for (``admits(_:)``): where every
-/// request is for something new (a crawler, a preloader) keeping each answer would cost an
-/// encoded copy — for large bodies a new file — per request, never used.
+/// Only a request seen within the last second is worth keeping an answer for (``admits(_:)``):
+/// where every request is for something new (a crawler, a preloader), or each comes back only
+/// after its answer has stopped standing (a shared proxy in front of tens of thousands of pages),
+/// keeping each answer would cost an encoded copy — for large bodies a new file — per request,
+/// never used.
 ///
 /// An answer stands for the rest of its second of `Age` at most, so the table need hold only the
 /// answers of about a second: 16,384 of them, enough for a busy site's hot set (a table smaller
@@ -107,14 +115,28 @@ final class ReplayCache: Sendable {
     private struct State {
         var answers = BoundedTable<RequestIdentity, RecordedAnswer>(capacity: ReplayCache.capacity)
         var cost = Cost()
-        /// Hashes of request heads seen once, whose answers were not kept.
-        var seenOnce = SeenOnce(slots: ReplayCache.seenOnceSlots)
+        /// Hashes of request heads seen lately, with when.
+        var seen = SeenRecently(slots: ReplayCache.seenSlots, window: ReplayCache.admissionWindow)
     }
 
-    /// Slots of heads remembered as seen once (256 KiB).
-    static let seenOnceSlots = 1 << 15
+    /// Slots of heads remembered as seen (512 KiB).
+    static let seenSlots = 1 << 15
+    /// How soon a head must come again for its answer to be kept: an answer stands for the rest
+    /// of its second of `Age` at most, so a head that came longer ago than that is likely to come
+    /// again too late.
+    static let admissionWindow = Duration.seconds(1)
 
     private let state = NIOLockedValueBox(State())
+    /// The engine's clock (`HTTPCache.clock`), which also tells the answers' `Age`.
+    private let clock: @Sendable () -> Date
+
+    /// An empty table whose admission reads `clock`.
+    init(clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.clock = clock
+    }
+
+    /// The clock's time in nanoseconds (0 before 1970).
+    private var now: UInt64 { UInt64(max(0, clock().timeIntervalSince1970) * 1e9) }
 
     /// How many answers are kept.
     var count: Int { state.withLockedValue { $0.answers.count } }
@@ -123,10 +145,11 @@ final class ReplayCache: Sendable {
         return state.withLockedValue { $0.answers[identity] }
     }
 
-    /// Whether an answer to `identity` is worth keeping: when the same head (by hash) came before;
-    /// the first time it is only noted.
+    /// Whether an answer to `identity` is worth keeping: when the same head (by hash) came within
+    /// the last ``admissionWindow``. Either way it is noted as seen now.
     func admits(_ identity: RequestIdentity) -> Bool {
-        state.withLockedValue { $0.seenOnce.seenBefore(identity.digest) }
+        let now = self.now
+        return state.withLockedValue { $0.seen.seenRecently(identity.digest, now: now) }
     }
 
     func remember(_ answer: RecordedAnswer, for identity: RequestIdentity) {
@@ -149,13 +172,14 @@ final class ReplayCache: Sendable {
     }
 
     /// Lets the answer to `identity` go (it no longer stands: its `Age` moved on, its entry
-    /// changed). The head stays noted as seen before, so the next answer made for it is kept at
-    /// once (``admits(_:)``): a hot page's answer is not lost for two requests every second.
+    /// changed). The head is noted as seen now, so the next answer made for it is kept at once
+    /// (``admits(_:)``): a hot page's answer is not lost for two requests every second.
     func forget(_ identity: RequestIdentity) {
+        let now = self.now
         state.withLockedValue { state in
             if let removed = state.answers.removeValue(forKey: identity) {
                 state.cost.subtract(Self.cost(of: removed))
-                state.seenOnce.note(identity.digest)
+                state.seen.note(identity.digest, now: now)
             }
         }
     }

@@ -68,5 +68,8 @@ package final class ReplayTerms: Sendable {
         let storeRevision: UInt64
         let settingsRevision: UInt64
         let validUntil: Double
+
+        /// The stored entry the answer comes from, the same for each second's answer of it.
+        package var entryID: Int64 { entry }
     }
 }
