@@ -4,15 +4,15 @@
 /// An encoded answer stands for the second its `Age` reads the same. Where a key last came more
 /// than that before, its next request is likely to come too late as well: a shared proxy in front
 /// of tens of thousands of pages, each asked for every few seconds, would otherwise encode and
-/// keep an answer on nearly every request and use none of them. ``SeenOnce`` cannot tell: with
-/// more keys than its slots every key is seen before, sooner or later.
+/// keep an answer on nearly every request and use none of them. ``SeenOnce`` cannot tell: it says
+/// a key came before however long ago.
 ///
 /// One slot per hash (its low bits), as in ``SeenOnce``: a later key whose hash falls in the
 /// same slot takes it, and the earlier one counts as unseen again.
 package struct SeenRecently: Sendable {
     private struct Slot {
         var hash: Int
-        /// When it was seen (the caller's monotonic nanoseconds), plus one: 0 is never seen.
+        /// When it was seen (the caller's clock, in nanoseconds), plus one: 0 is never seen.
         var seenAt: UInt64
     }
 
@@ -30,8 +30,9 @@ package struct SeenRecently: Sendable {
         self.window = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
     }
 
-    /// Whether `hash` was seen less than ``window`` before `now` (monotonic nanoseconds, such as
-    /// `DispatchTime.now().uptimeNanoseconds`); it is noted as seen at `now` either way.
+    /// Whether `hash` was seen less than ``window`` before `now` (the caller's clock, in
+    /// nanoseconds; a sighting later than `now`, from a clock set back, counts as none); it is
+    /// noted as seen at `now` either way.
     package mutating func seenRecently(_ hash: Int, now: UInt64) -> Bool {
         let index = hash & (slots.count - 1)
         let slot = slots[index]
