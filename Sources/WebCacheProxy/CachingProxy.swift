@@ -116,7 +116,9 @@ public final class CachingProxy: Sendable {
     func metricsExposition() -> [UInt8] {
         metrics.exposition(
             engine: cache.counters, unreachableOrigins: cache.unreachableOrigins.count,
-            entriesWaitingForIndex: cache.entriesWaitingForIndex)
+            store: ProxyMetrics.StoreFigures(
+                entriesWaitingForIndex: cache.entriesWaitingForIndex, memoryTierBytes: cache.memoryTierBytes,
+                indexLookups: cache.indexLookups))
     }
 
     /// Listens and serves until the calling task is cancelled. Then it stops accepting, lets the

@@ -17,6 +17,9 @@ final class ProxyMetrics: Sendable {
     let interceptionRefusals: Counter
     private let unreachableOrigins: Gauge
     private let entriesWaitingForIndex: Gauge
+    private let memoryTierBytes: Gauge
+    private let indexLookups: Counter
+    private let indexLookupsSeen = NIOLockedValueBox(0)
     private let responsesByClass: [Counter]
 
     init() {
@@ -71,6 +74,12 @@ final class ProxyMetrics: Sendable {
             descriptor: name(
                 "index_entries_waiting", "",
                 "Responses stored and waiting for the index writer (past the store's bound, new ones are not stored)"))
+        memoryTierBytes = registry.makeGauge(
+            descriptor: name("memory", "bytes", "Bytes of entries the memory tier holds, of its capacity"))
+        indexLookups = registry.makeCounter(
+            descriptor: name(
+                "index_lookups", "total",
+                "Lookups the memory tier could not answer, read from the index (many beside hits: a tier too small)"))
         let responses = name("proxy_responses", "total", "Responses sent, by status class")
         responsesByClass = (1...5).map { digit in
             registry.makeCounter(descriptor: responses, labels: [("code", "\(digit)xx")])
@@ -84,15 +93,28 @@ final class ProxyMetrics: Sendable {
         if responsesByClass.indices.contains(index) { responsesByClass[index].increment() }
     }
 
+    /// The store's figures the metrics read besides the engine's counters.
+    struct StoreFigures {
+        /// Entries waiting for the index writer.
+        var entriesWaitingForIndex: Int
+        /// Bytes the memory tier holds.
+        var memoryTierBytes: Int
+        /// Lookups read from the index since the store was opened.
+        var indexLookups: Int
+    }
+
     /// The text exposition, with the engine's counters (and its count of origins known to be
-    /// unreachable, and of entries waiting for the index) brought up to date.
-    func exposition(
-        engine current: CacheCounters, unreachableOrigins unreachable: Int, entriesWaitingForIndex waiting: Int
-    )
+    /// unreachable, and the store's figures) brought up to date.
+    func exposition(engine current: CacheCounters, unreachableOrigins unreachable: Int, store: StoreFigures)
         -> [UInt8]
     {
         unreachableOrigins.set(Int64(unreachable))
-        entriesWaitingForIndex.set(Int64(waiting))
+        entriesWaitingForIndex.set(Int64(store.entriesWaitingForIndex))
+        memoryTierBytes.set(Int64(store.memoryTierBytes))
+        indexLookupsSeen.withLockedValue { seen in
+            if store.indexLookups > seen { indexLookups.increment(by: Int64(store.indexLookups - seen)) }
+            seen = max(seen, store.indexLookups)
+        }
         engineSeen.withLockedValue { seen in
             for (value, counter) in engineCounters where value(current) > value(seen) {
                 counter.increment(by: Int64(value(current) - value(seen)))

@@ -156,9 +156,14 @@ public final class CacheStore: Sendable {
     /// hung disk must not hold lookups forever.
     package static let entryOnItsWayPatience = DispatchTimeInterval.seconds(2)
 
-    /// How many times this store has queried its index for a key's rows (lookups the memory
-    /// tier did not answer): for tests that check how often a request reaches the index.
-    package var indexLookups: Int { entryLookup.lookupsMade }
+    /// How many times this store has queried its index for a key's rows since it was opened:
+    /// lookups the memory tier did not answer. Beside the requests answered, it tells whether
+    /// ``Configuration/memoryCapacity`` holds the entries asked for.
+    public var indexLookups: Int { entryLookup.lookupsMade }
+
+    /// The bytes of entries the memory tier holds now, as it counts them against
+    /// ``Configuration/memoryCapacity``.
+    public var memoryTierBytes: Int { memory.bytes }
 
     /// The variants for `key` read from the index, then held by the memory tier.
     func lookupInIndex(_ key: CacheKey) throws -> [CacheEntry] {

@@ -167,6 +167,54 @@ struct ProxyTests {
         }
     }
 
+    @Test(
+        "the metrics say what the memory tier holds and how many lookups it left to the index: none for hits it holds, every one without it",
+        arguments: [32 << 20, 0])
+    func memoryTierMetrics(memoryCapacity: Int) async throws {
+        try await TestOrigin.with { origin in
+            origin.route("/m") { _ in .text("kept", headers: [("Cache-Control", "max-age=600")]) }
+            let made = Locked<HTTPCache?>(nil)
+            try await Self.withProxy(
+                origin, adjust: { $0.store.memoryCapacity = memoryCapacity },
+                made: { cache in made.withLock { $0 = cache } }
+            ) { port, client in
+                let cache = try #require(made.withLock { $0 })
+                let base = "http://127.0.0.1:\(port)"
+                for path in ["/m?a", "/m?b"] { _ = try await Self.get(client, base + path) }
+                // Hits once the entries are in the index (a hit never waits for that); the first
+                // hit of each may read it from the index.
+                try await Self.untilIndexHas(2, cache)
+                for path in ["/m?a", "/m?b"] { _ = try await Self.get(client, base + path) }
+                let before = cache.indexLookups
+                for path in ["/m?a", "/m?b", "/m?a"] {
+                    let (response, _) = try await Self.get(client, base + path)
+                    #expect(response.headers.first(name: "Cache-Status")?.contains("hit") == true)
+                }
+                let lookups = cache.indexLookups
+                #expect(lookups - before == (memoryCapacity > 0 ? 0 : 3))
+                #expect((cache.memoryTierBytes > 0) == (memoryCapacity > 0))
+                let (_, page) = try await Self.get(client, base + "/_webcache/metrics")
+                #expect(Self.metric("webcache_index_lookups_total", in: page) == Double(lookups), "\(page)")
+                #expect(Self.metric("webcache_memory_bytes", in: page) == Double(cache.memoryTierBytes))
+                #expect(origin.count("/m") == 2)
+            }
+        }
+    }
+
+    /// Waits (at most 5 s) until the cache's store has `entries` entries in its index.
+    static func untilIndexHas(_ entries: Int, _ cache: HTTPCache) async throws {
+        for _ in 0..<500 {
+            if try cache.store.statistics().entries >= entries { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// The value of the metric `name` (a line `name value`) on a metrics page.
+    static func metric(_ name: String, in page: String) -> Double? {
+        page.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            .flatMap { Double($0.dropFirst(name.count + 1)) }
+    }
+
     @Test("forward mode: absolute-form requests are cached; destinations outside the allow-list are refused")
     func forward() async throws {
         try await TestOrigin.with { origin in

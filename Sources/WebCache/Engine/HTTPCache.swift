@@ -125,6 +125,15 @@ public final class HTTPCache: Sendable {
     /// answered but not stored.
     public var entriesWaitingForIndex: Int { store.entriesWaitingForIndex }
 
+    /// Lookups the store's memory tier could not answer, read from its index, since the store
+    /// was opened (`CacheStore.indexLookups`). Many, beside ``counters``' hits, say that the
+    /// entries asked for do not fit in `CacheStore.Configuration.memoryCapacity`.
+    public var indexLookups: Int { store.indexLookups }
+
+    /// The bytes of entries the store's memory tier holds now (`CacheStore.memoryTierBytes`), of
+    /// `CacheStore.Configuration.memoryCapacity`.
+    public var memoryTierBytes: Int { store.memoryTierBytes }
+
     /// Answers `request`; with `followRedirects`, follows up to
     /// ``Configuration/maximumRedirects`` redirects (each hop is cached by its own headers, so a
     /// cached chain replays offline).
