@@ -93,6 +93,11 @@ final class ProxyMetrics: Sendable {
         if responsesByClass.indices.contains(index) { responsesByClass[index].increment() }
     }
 
+    /// Counts on `counter` what a total the metrics read (never falling) gained since `seen`.
+    private static func advance(_ counter: Counter, from seen: Int, to total: Int) {
+        if total > seen { counter.increment(by: Int64(total - seen)) }
+    }
+
     /// The store's figures the metrics read besides the engine's counters.
     struct StoreFigures {
         /// Entries waiting for the index writer.
@@ -112,13 +117,11 @@ final class ProxyMetrics: Sendable {
         entriesWaitingForIndex.set(Int64(store.entriesWaitingForIndex))
         memoryTierBytes.set(Int64(store.memoryTierBytes))
         indexLookupsSeen.withLockedValue { seen in
-            if store.indexLookups > seen { indexLookups.increment(by: Int64(store.indexLookups - seen)) }
+            Self.advance(indexLookups, from: seen, to: store.indexLookups)
             seen = max(seen, store.indexLookups)
         }
         engineSeen.withLockedValue { seen in
-            for (value, counter) in engineCounters where value(current) > value(seen) {
-                counter.increment(by: Int64(value(current) - value(seen)))
-            }
+            for (value, counter) in engineCounters { Self.advance(counter, from: value(seen), to: value(current)) }
             seen = current
         }
         return registry.emitToBuffer()

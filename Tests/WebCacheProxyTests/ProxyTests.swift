@@ -201,7 +201,10 @@ struct ProxyTests {
         }
     }
 
-    /// Waits (at most 5 s) until the cache's store has `entries` entries in its index.
+    /// Returns once the cache's store has `entries` entries in its index, or after five seconds.
+    /// Waiting for what is on its way is not enough: a miss's entry is submitted once the pump
+    /// has passed the body's end, which can come after the client has read all of it. (The
+    /// statistics wait for the entries submitted.)
     static func untilIndexHas(_ entries: Int, _ cache: HTTPCache) async throws {
         for _ in 0..<500 {
             if try cache.store.statistics().entries >= entries { return }

@@ -10,16 +10,6 @@ import WebCacheTestSupport
 struct SharedReplayTests {
     private static let agents = ["Firefox/140", "Chrome/141", "Safari/18", "curl/8", "Chrome/141"]
 
-    /// Returns once the index has the miss's entry (or after five seconds). Waiting for what is
-    /// on its way is not enough: the entry is submitted once the pump has passed the body's end,
-    /// which can come after the client has read all of it. (The statistics wait for the entries
-    /// submitted.)
-    private static func missStored(_ cache: HTTPCache) async throws {
-        for _ in 0..<500 where try cache.store.statistics().entries == 0 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-    }
-
     @Test("browsers that differ only in their agent, cookies and tracing ids share one kept answer")
     func sharedAcrossBrowsers() async throws {
         // A clock that stands still: a kept answer stands for the rest of its second of Age.
@@ -33,7 +23,7 @@ struct SharedReplayTests {
             // revision, which lets a kept answer go, and a writer slowed by a loaded machine
             // could land it among the hits counted below. Then the other browsers, pipelined.
             _ = try await connection.answer(to: request(0))
-            try await Self.missStored(server.cache)
+            try await ProxyTests.untilIndexHas(1, server.cache)
             for number in Self.agents.indices.dropFirst() {
                 try await connection.send(request(number))
             }
@@ -115,7 +105,7 @@ struct SharedReplayTests {
             // which lets kept answers go: it must not land among the seeks counted below), then
             // hits until the store has verified the body file.
             _ = try await get("")
-            try await Self.missStored(server.cache)
+            try await ProxyTests.untilIndexHas(1, server.cache)
             for _ in 0..<3 { _ = try await get("") }
             let kept = server.proxy.answers.count
             let seeks: [(String, Range<Int>)] = [
@@ -174,7 +164,7 @@ struct SharedReplayTests {
             // The entry's arrival in the index changes the store's revision, which lets every kept
             // answer go: a writer slowed by a loaded machine could land it between the last
             // `bytes=0-9` and the count below. What is kept is asked here, not that race.
-            try await Self.missStored(server.cache)
+            try await ProxyTests.untilIndexHas(1, server.cache)
             let kept = server.proxy.answers.count
             for range in ["bytes=0-9", "bytes=0-9", "bytes=0-9", "bytes=10-19", "bytes=0-9", "bytes=20-29"] {
                 let answer = try await get(range)

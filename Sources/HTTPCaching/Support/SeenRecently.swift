@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Hashes of keys with the time each was last seen, for memos whose values stand only briefly:
 /// a value worth keeping is one whose key comes back before the value stops standing.
 ///
@@ -39,6 +45,11 @@ package struct SeenRecently: Sendable {
         slots[index] = Slot(hash: hash, seenAt: now &+ 1)
         guard slot.hash == hash, slot.seenAt != 0, now &+ 1 >= slot.seenAt else { return false }
         return now &+ 1 - slot.seenAt < window
+    }
+
+    /// `date` as this type's times: nanoseconds since 1970 (0 before).
+    package static func time(_ date: Date) -> UInt64 {
+        UInt64(max(0, date.timeIntervalSince1970) * 1e9)
     }
 
     /// Notes `hash` as seen at `now`, so that ``seenRecently(_:now:)`` within the window says so.

@@ -313,9 +313,9 @@ public final class HTTPCache: Sendable {
 
     /// A store that failed under a request (a full disk, a corrupt body or index): logged as a
     /// warning and counted (``CacheCounters/storeProblems``); the request goes on without it.
-    func storeProblem(_ message: @autoclosure () -> Logger.Message) {
+    func storeProblem(_ message: @autoclosure () -> Logger.Message, level: Logger.Level = .warning) {
         count { $0.storeProblems += 1 }
-        logger.warning(message())
+        logger.log(level: level, message())
     }
 
     /// The request a redirect `head` from `url` leads to, from `request`; `nil` for any other

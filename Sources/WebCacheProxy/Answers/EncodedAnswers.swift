@@ -102,8 +102,8 @@ final class EncodedAnswers: Sendable {
         self.clock = clock
     }
 
-    /// The clock's time in nanoseconds (0 before 1970).
-    private var now: UInt64 { UInt64(max(0, clock().timeIntervalSince1970) * 1e9) }
+    /// The clock's time, as ``SeenRecently`` takes it.
+    private var now: UInt64 { SeenRecently.time(clock()) }
 
     /// How many encodings are kept.
     var count: Int { state.withLockedValue { $0.encodings.count } }

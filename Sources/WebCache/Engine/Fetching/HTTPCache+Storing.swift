@@ -20,8 +20,7 @@ extension HTTPCache {
         if let storeError, storeError.code == .removedMeanwhile {
             logger.debug("\(storeError.message)")
         } else if storeError?.code == .indexBehind {
-            count { $0.storeProblems += 1 }
-            logger.debug(problem())
+            storeProblem(problem(), level: .debug)
         } else {
             storeProblem(problem())
         }
